@@ -1,0 +1,85 @@
+import {
+  fatal,
+  Ready,
+  type Resource,
+  type RunFunctionRequest,
+  type RunFunctionResponse,
+  to,
+  warning,
+} from "@crossplane-org/function-sdk-typescript";
+import type { Logger } from "pino";
+import { RENDERERS } from "./kinds/index.js";
+import type { KubeObject, Observed, Verdict } from "./model.js";
+import { describeComposite } from "./verdicts.js";
+
+const readiness = (ready: boolean) => (ready ? Ready.READY_TRUE : Ready.READY_FALSE);
+
+function object(resource: Resource | undefined): KubeObject | undefined {
+  return resource?.resource as KubeObject | undefined;
+}
+
+/** What the request says about the world, in the plain shapes the renderers take. */
+export function observedFrom(req: RunFunctionRequest): Observed | undefined {
+  const composite = object(req.observed?.composite);
+  if (composite === undefined) return undefined;
+  const resources: Record<string, KubeObject> = {};
+  for (const [name, r] of Object.entries(req.observed?.resources ?? {})) {
+    const o = object(r);
+    if (o !== undefined) resources[name] = o;
+  }
+  const required: Record<string, KubeObject[]> = {};
+  for (const [key, list] of Object.entries(req.requiredResources ?? {})) {
+    required[key] = (list?.items ?? []).map(object).filter((o): o is KubeObject => o !== undefined);
+  }
+  return { composite, resources, required };
+}
+
+/** Picks the renderer for the XR's kind and renders. */
+export function render(observed: Observed): Verdict {
+  const renderer = RENDERERS[observed.composite.kind];
+  if (renderer === undefined) {
+    return {
+      type: "fatal",
+      requirements: {},
+      message: `cannot render ${describeComposite(observed)}: Berth renders ${Object.keys(RENDERERS).join(", ")}, not ${observed.composite.kind}`,
+    };
+  }
+  return renderer(observed);
+}
+
+/** Writes a verdict into a response. A fatal verdict leaves the desired state as it came. */
+export function respond(req: RunFunctionRequest, verdict: Verdict): RunFunctionResponse {
+  const rsp = to(req);
+  const resources: Record<string, { apiVersion: string; kind: string; matchName: string; namespace?: string }> = {};
+  for (const [key, r] of Object.entries(verdict.requirements)) {
+    resources[key] = { apiVersion: r.apiVersion, kind: r.kind, matchName: r.name, ...(r.namespace !== undefined ? { namespace: r.namespace } : {}) };
+  }
+  rsp.requirements = { extraResources: {}, resources, schemas: {} };
+  if (verdict.type === "fatal") return fatal(rsp, verdict.message);
+
+  // Built afresh rather than written into rsp.desired, which is the request's own object.
+  const composite = object(req.observed?.composite)!;
+  const desired: Record<string, Resource> = { ...(req.desired?.resources ?? {}) };
+  for (const [name, r] of Object.entries(verdict.resources)) {
+    desired[name] = { resource: r.object, connectionDetails: {}, ready: readiness(r.ready) };
+  }
+  rsp.desired = {
+    composite: {
+      resource: { apiVersion: composite.apiVersion, kind: composite.kind, status: verdict.status },
+      connectionDetails: {},
+      ready: verdict.compositeReady === undefined ? Ready.READY_UNSPECIFIED : readiness(verdict.compositeReady),
+    },
+    resources: desired,
+  };
+  for (const message of verdict.warnings) warning(rsp, message);
+  return rsp;
+}
+
+/** The composition function: request in, desired state out. */
+export function runFunction(req: RunFunctionRequest, logger?: Logger): RunFunctionResponse {
+  const observed = observedFrom(req);
+  if (observed === undefined) return fatal(to(req), "cannot render: the request has no observed composite resource");
+  const verdict = render(observed);
+  logger?.debug({ composite: describeComposite(observed), verdict: verdict.type, resources: verdict.type === "rendered" ? Object.keys(verdict.resources).length : 0 }, "rendered");
+  return respond(req, verdict);
+}

@@ -1,0 +1,149 @@
+import { type CapacityDeclaration, evaluateCapacity } from "../capacity.js";
+import { declaredCapabilities, resolveEgress } from "../egress.js";
+import type { CompositeRenderer, KubeObject, Observed, Verdict } from "../model.js";
+import { type Outcome, outcomeOfJob, recordedOutcome } from "../outcome.js";
+import type { Problem } from "../problems.js";
+import { resolveProfile, resolveStorageClass } from "../profile.js";
+import { unready, withReadiness } from "../readiness.js";
+import { RequiredResources } from "../required.js";
+import { workspaceLabels, workspaceNamespace } from "../render/labels.js";
+import { type NamespaceProfile, renderNamespaceProfile } from "../render/namespace-profile.js";
+import { renderWorkload } from "../render/workload.js";
+import type { DeveloperWorkspaceSpec } from "../schema/developer-workspace.js";
+import { developerWorkspaceSchema } from "../schema/documents.js";
+import { parseDocument } from "../schema/errors.js";
+import type { WorkspaceProfileSpec } from "../schema/profile.js";
+import { quantityValue } from "../schema/quantity.js";
+import { fatal, stalled } from "../verdicts.js";
+
+const exceeds = (value: string, ceiling: string) => quantityValue(value) > quantityValue(ceiling);
+
+/** Requests larger than the profile allows are the document's mistake: a fatal result. */
+function checkCeilings(spec: DeveloperWorkspaceSpec, profileName: string, profile: WorkspaceProfileSpec): Problem | undefined {
+  const over: string[] = [];
+  if (exceeds(spec.storage.size, profile.storage.maxSize)) over.push(`spec.storage.size: ${spec.storage.size} exceeds the maxSize ${profile.storage.maxSize}`);
+  for (const r of ["cpu", "memory"] as const) {
+    if (exceeds(spec.resources[r], profile.limits.max[r])) over.push(`spec.resources.${r}: ${spec.resources[r]} exceeds the max ${profile.limits.max[r]}`);
+  }
+  if (over.length === 0) return undefined;
+  return { type: "invalid", message: `${over.join("; ")} of WorkspaceProfile "${profileName}"` };
+}
+
+/**
+ * Persistent workspaces are accepted only where the profile's storage bounds capacity at
+ * runtime; and a volume can outlive its workspace only if its StorageClass retains volumes.
+ */
+function checkCapacity(spec: DeveloperWorkspaceSpec, capacity: CapacityDeclaration): Problem | undefined {
+  if (!capacity.conforming) {
+    return { type: "refused", reason: "CapacityNotEnforced", message: `persistent storage refused: ${capacity.message}` };
+  }
+  if (spec.lifecycle.deletion === "Retain" && capacity.reclaimPolicy !== "Retain") {
+    return {
+      type: "invalid",
+      message: `spec.lifecycle.deletion: Retain needs a StorageClass that retains volumes, but "${capacity.storageClassName}" has reclaimPolicy ${capacity.reclaimPolicy}`,
+    };
+  }
+  return undefined;
+}
+
+function capacityStatus(spec: DeveloperWorkspaceSpec, capacity: CapacityDeclaration | undefined) {
+  if (capacity === undefined) {
+    return {
+      mode: "ephemeral",
+      size: spec.storage.size,
+      enforcement: "EmptyDirSizeLimit",
+      enforced: true,
+      message: "ephemeral storage is an emptyDir the kubelet evicts past its size limit",
+    };
+  }
+  return {
+    mode: "persistent",
+    size: spec.storage.size,
+    storageClassName: capacity.storageClassName,
+    ...(capacity.provisioner ? { provisioner: capacity.provisioner } : {}),
+    declared: capacity.declared,
+    enforcement: capacity.conforming ? "Runtime" : "NotEnforced",
+    enforced: capacity.conforming,
+    reason: capacity.reason,
+    message: capacity.message,
+  };
+}
+
+/** Phase and reason of current health, which is never the same thing as the outcome. */
+function health(observed: Observed, notReady: string[], workload: KubeObject | undefined, outcome: Outcome | undefined) {
+  if (observed.composite.metadata?.deletionTimestamp !== undefined) {
+    return { phase: "Deleting", reason: "Deleting", message: "the workspace is being deleted" };
+  }
+  const running = outcomeOfJob(workload);
+  if (running?.result === "Failed") return { phase: "Failed", reason: running.reason, message: "the workspace's runtime failed" };
+  if (notReady.length > 0) return { phase: "Provisioning", reason: "Provisioning", message: `waiting for ${notReady.join(", ")}` };
+  if (outcome?.result === "Succeeded") return { phase: "Ready", reason: "Completed", message: "the runtime has completed; the workspace's files are kept" };
+  return { phase: "Ready", reason: "Available", message: "all workspace objects are ready" };
+}
+
+/**
+ * DeveloperWorkspace: the Namespace profile, the volume and a runtime workload, rendered
+ * from the document and its reviewed WorkspaceProfile.
+ */
+export const renderDeveloperWorkspace: CompositeRenderer = (observed): Verdict => {
+  const required = new RequiredResources(observed);
+  const parsed = parseDocument(developerWorkspaceSchema, observed.composite);
+  if (!parsed.ok) return fatal(observed, required.requirements, `invalid document: ${parsed.problems.join("; ")}`);
+  const { spec } = parsed.value;
+  const namespace = workspaceNamespace(spec.workspaceID);
+  const baseStatus = { namespace, profile: spec.profileRef.name };
+
+  const profile = resolveProfile(spec.profileRef.name, required);
+  if (profile.type !== "found") return stalled(observed, required.requirements, profile, baseStatus);
+
+  const runtime = profile.spec.runtimes.find((r) => r.name === spec.runtime.profile);
+  const problem: Problem | undefined =
+    checkCeilings(spec, profile.name, profile.spec) ??
+    (runtime === undefined ? { type: "invalid", message: `spec.runtime.profile: WorkspaceProfile "${profile.name}" offers no runtime "${spec.runtime.profile}"` } : undefined);
+  if (problem) return stalled(observed, required.requirements, problem, baseStatus);
+
+  let capacity: CapacityDeclaration | undefined;
+  if (spec.storage.mode === "persistent") {
+    const storageClass = resolveStorageClass(profile.spec, required);
+    if (storageClass.type !== "found") return stalled(observed, required.requirements, storageClass, baseStatus);
+    capacity = evaluateCapacity(profile.spec.storage, storageClass.object);
+    const refusal = checkCapacity(spec, capacity);
+    if (refusal) return stalled(observed, required.requirements, refusal, { ...baseStatus, capacity: capacityStatus(spec, capacity) });
+  }
+
+  const egress = resolveEgress(declaredCapabilities(spec.capabilities), profile, required);
+  if (egress.type !== "resolved") return stalled(observed, required.requirements, egress, baseStatus);
+
+  const namespaceProfile: NamespaceProfile = {
+    workspaceID: spec.workspaceID,
+    namespace,
+    labels: workspaceLabels(spec.workspaceID),
+    profile: profile.spec,
+    resources: spec.resources,
+    volume: spec.storage,
+    egress: egress.egress,
+    kubernetesAccess: spec.capabilities.kubernetes.access,
+    userNamespacesRequired: profile.spec.storage.capacityEnforcement === "Runtime",
+  };
+  const objects = renderNamespaceProfile(namespaceProfile);
+
+  // Once the run has an outcome, a workload that has gone (deleted, or cleaned up after its
+  // retention) stays gone: re-creating it would run the agent again.
+  const observedWorkload = observed.resources.workload;
+  const outcome = recordedOutcome(observed.composite) ?? outcomeOfJob(observedWorkload);
+  if (outcome === undefined || observedWorkload !== undefined) objects.workload = renderWorkload(spec, runtime!, namespaceProfile);
+
+  const resources = withReadiness(objects, observed.resources);
+  return {
+    type: "rendered",
+    requirements: required.requirements,
+    resources,
+    status: {
+      ...baseStatus,
+      ...health(observed, unready(resources), observedWorkload, outcome),
+      capacity: capacityStatus(spec, capacity),
+      ...(outcome ? { outcome } : {}),
+    },
+    warnings: [],
+  };
+};

@@ -1,0 +1,59 @@
+import { type Resource, RunFunctionRequest, type RunFunctionResponse, Severity } from "@crossplane-org/function-sdk-typescript";
+import { runFunction } from "./function.js";
+import type { KubeObject } from "./model.js";
+
+/** Crossplane calls a function again while its requirements change, at most this many times. */
+const MAX_REQUIREMENT_ITERATIONS = 5;
+
+export interface LocalRender {
+  response: RunFunctionResponse;
+  /** The request of the last call, so callers can run the same one elsewhere (over gRPC). */
+  request: RunFunctionRequest;
+}
+
+function matches(o: KubeObject, selector: { apiVersion: string; kind: string; matchName?: string; namespace?: string }): boolean {
+  return (
+    o.apiVersion === selector.apiVersion &&
+    o.kind === selector.kind &&
+    o.metadata?.name === selector.matchName &&
+    (o.metadata?.namespace ?? undefined) === (selector.namespace || undefined)
+  );
+}
+
+/**
+ * Runs the function the way Crossplane does for one reconcile, with no cluster: the composite
+ * and observed resources come from files, and each requirement is answered from `cluster`
+ * (an empty answer where nothing matches), until the requirements stop changing.
+ */
+export async function renderLocally(
+  composite: KubeObject,
+  cluster: readonly KubeObject[],
+  observed: Record<string, KubeObject> = {},
+  call: (req: RunFunctionRequest) => Promise<RunFunctionResponse> = async (req) => runFunction(req),
+): Promise<LocalRender> {
+  const toResource = (o: KubeObject): Resource => ({ resource: o, connectionDetails: {}, ready: 0 });
+  let request = RunFunctionRequest.fromPartial({
+    meta: { tag: "" },
+    observed: {
+      composite: toResource(composite),
+      resources: Object.fromEntries(Object.entries(observed).map(([name, o]) => [name, toResource(o)])),
+    },
+  });
+  let response = await call(request);
+  for (let i = 1; i < MAX_REQUIREMENT_ITERATIONS; i++) {
+    const wanted = response.requirements?.resources ?? {};
+    const answered = Object.keys(request.requiredResources);
+    if (Object.keys(wanted).every((k) => answered.includes(k)) && Object.keys(wanted).length === answered.length) break;
+    const requiredResources: RunFunctionRequest["requiredResources"] = {};
+    for (const [key, selector] of Object.entries(wanted)) {
+      requiredResources[key] = { items: cluster.filter((o) => selector !== undefined && matches(o, selector)).map(toResource) };
+    }
+    request = { ...request, requiredResources };
+    response = await call(request);
+  }
+  return { response, request };
+}
+
+export function fatalMessages(response: RunFunctionResponse): string[] {
+  return response.results.filter((r) => r.severity === Severity.SEVERITY_FATAL).map((r) => r.message);
+}

@@ -1,0 +1,59 @@
+/**
+ * The shapes that flow through a render: what Crossplane observed, what Berth asks it to
+ * fetch, and what Berth wants to exist. They are plain data so that every rule can be tested
+ * with a function call and no gRPC.
+ */
+
+/** A Kubernetes object as JSON. */
+export type KubeObject = {
+  apiVersion: string;
+  kind: string;
+  metadata?: { name?: string; namespace?: string; [key: string]: unknown };
+  [key: string]: unknown;
+};
+
+/** A cluster object Berth needs to read, fetched by Crossplane as a required resource. */
+export interface Requirement {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  namespace?: string;
+}
+
+/** Everything a render may look at, taken from one RunFunctionRequest. */
+export interface Observed {
+  /** The composite resource (XR) as it is in the cluster. */
+  composite: KubeObject;
+  /** Composed resources that exist, by composition resource name. */
+  resources: Record<string, KubeObject>;
+  /**
+   * Required resources by requirement name. A missing key means Crossplane has not fetched
+   * it yet; an empty list means it looked and found nothing.
+   */
+  required: Record<string, KubeObject[]>;
+}
+
+/** A composed resource Berth wants, and whether what was observed of it is ready. */
+export interface DesiredResource {
+  object: KubeObject;
+  ready: boolean;
+}
+
+/**
+ * A render's answer. `rendered` replaces the whole desired state; `fatal` asks Crossplane to
+ * change nothing at all, which is how Berth keeps existing objects when it cannot decide.
+ */
+export type Verdict =
+  | {
+      type: "rendered";
+      requirements: Record<string, Requirement>;
+      resources: Record<string, DesiredResource>;
+      status: Record<string, unknown>;
+      /** Overrides the XR's readiness; otherwise Crossplane derives it from the resources. */
+      compositeReady?: boolean;
+      warnings: string[];
+    }
+  | { type: "fatal"; requirements: Record<string, Requirement>; message: string };
+
+/** Renders one kind of composite resource. Pure: the same request always yields the same verdict. */
+export type CompositeRenderer = (observed: Observed) => Verdict;

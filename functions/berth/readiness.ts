@@ -1,0 +1,35 @@
+import type { DesiredResource, KubeObject } from "./model.js";
+
+type Status = { phase?: string; ready?: number; succeeded?: number } | undefined;
+
+/**
+ * Health checks for the kinds that report one. Every other kind Berth renders (ServiceAccount,
+ * NetworkPolicy, ResourceQuota, LimitRange, Role, RoleBinding) has no health status, so it is
+ * ready as soon as it exists.
+ */
+const HEALTH: Record<string, (status: Status) => boolean> = {
+  Namespace: (s) => s?.phase === "Active",
+  PersistentVolumeClaim: (s) => s?.phase === "Bound",
+  Job: (s) => (s?.ready ?? 0) >= 1 || (s?.succeeded ?? 0) >= 1,
+};
+
+export function isReady(observed: KubeObject | undefined): boolean {
+  if (observed === undefined) return false;
+  const check = HEALTH[observed.kind];
+  return check === undefined ? true : check(observed.status as Status);
+}
+
+/** Pairs each desired object with the readiness of what was observed under the same name. */
+export function withReadiness(objects: Record<string, KubeObject>, observed: Record<string, KubeObject>): Record<string, DesiredResource> {
+  const resources: Record<string, DesiredResource> = {};
+  for (const [name, object] of Object.entries(objects)) resources[name] = { object, ready: isReady(observed[name]) };
+  return resources;
+}
+
+/** Composition resource names not ready yet, sorted, for status messages. */
+export function unready(resources: Record<string, DesiredResource>): string[] {
+  return Object.entries(resources)
+    .filter(([, r]) => !r.ready)
+    .map(([name]) => name)
+    .sort();
+}

@@ -1,0 +1,28 @@
+import { LimitRange } from "kubernetes-models/v1";
+import type { ILimitRangeItem } from "kubernetes-models/v1/LimitRangeItem";
+import type { KubeObject } from "../model.js";
+import { quantityValue } from "../schema/quantity.js";
+import { WORKSPACE_OBJECT_NAME } from "./labels.js";
+import type { NamespaceProfile } from "./namespace-profile.js";
+
+const smaller = (a: string, b: string) => (quantityValue(a) <= quantityValue(b) ? a : b);
+
+/**
+ * Defaults for containers that set no resources, and a ceiling no container may pass. The
+ * ceiling is the workspace's own size, and the profile's defaults are lowered to fit under it,
+ * because the API server refuses a LimitRange whose default exceeds its max.
+ */
+export function renderLimitRange(p: NamespaceProfile): KubeObject {
+  const max = p.resources;
+  const def = { cpu: smaller(p.profile.limits.default.cpu, max.cpu), memory: smaller(p.profile.limits.default.memory, max.memory) };
+  const defaultRequest = {
+    cpu: smaller(p.profile.limits.defaultRequest.cpu, def.cpu),
+    memory: smaller(p.profile.limits.defaultRequest.memory, def.memory),
+  };
+  const limits: ILimitRangeItem[] = [{ type: "Container", default: def, defaultRequest, max }];
+  if (p.volume.mode === "persistent") limits.push({ type: "PersistentVolumeClaim", max: { storage: p.volume.size } });
+  return new LimitRange({
+    metadata: { name: WORKSPACE_OBJECT_NAME, namespace: p.namespace, labels: p.labels },
+    spec: { limits },
+  }).toJSON() as KubeObject;
+}

@@ -1,0 +1,40 @@
+import type { KubeObject } from "../model.js";
+import type { WorkspaceProfileSpec } from "../schema/profile.js";
+import { renderLimitRange } from "./limit-range.js";
+import { renderNamespace } from "./namespace.js";
+import { type Egress, renderNetworkPolicies } from "./network-policies.js";
+import { renderRbac } from "./rbac.js";
+import { renderResourceQuota } from "./resource-quota.js";
+import { renderServiceAccount } from "./service-account.js";
+import { renderPersistentVolumeClaim } from "./storage.js";
+
+/**
+ * The Namespace profile: the first isolation profile of the Developer Workspace contract,
+ * shared by every kind of workspace. Everything here is already resolved and validated.
+ */
+export interface NamespaceProfile {
+  workspaceID: string;
+  namespace: string;
+  labels: Record<string, string>;
+  profile: WorkspaceProfileSpec;
+  resources: { cpu: string; memory: string };
+  volume: { mode: "persistent" | "ephemeral"; size: string };
+  egress: readonly Egress[];
+  kubernetesAccess: "none" | "read" | "edit";
+  /** Set when the profile declares runtime-enforced capacity: Pods there need `hostUsers: false`. */
+  userNamespacesRequired: boolean;
+}
+
+/** Every object of the Namespace profile, by composition resource name. */
+export function renderNamespaceProfile(p: NamespaceProfile): Record<string, KubeObject> {
+  const volume = renderPersistentVolumeClaim(p);
+  return {
+    namespace: renderNamespace(p),
+    "service-account": renderServiceAccount(p),
+    "resource-quota": renderResourceQuota(p),
+    "limit-range": renderLimitRange(p),
+    ...renderNetworkPolicies(p),
+    ...(volume ? { volume } : {}),
+    ...renderRbac(p),
+  };
+}

@@ -1,0 +1,24 @@
+import { Namespace } from "kubernetes-models/v1";
+import type { KubeObject } from "../model.js";
+import { CAPACITY_ENFORCEMENT_LABEL } from "./labels.js";
+import type { NamespaceProfile } from "./namespace-profile.js";
+
+/** The workspace's own Namespace, enforcing the profile's Pod Security level. */
+export function renderNamespace(p: NamespaceProfile): KubeObject {
+  const { level, version } = p.profile.podSecurity;
+  const podSecurity: Record<string, string> = {};
+  for (const mode of ["enforce", "audit", "warn"]) {
+    podSecurity[`pod-security.kubernetes.io/${mode}`] = level;
+    podSecurity[`pod-security.kubernetes.io/${mode}-version`] = version;
+  }
+  return new Namespace({
+    metadata: {
+      name: p.namespace,
+      labels: {
+        ...p.labels,
+        ...podSecurity,
+        ...(p.userNamespacesRequired ? { [CAPACITY_ENFORCEMENT_LABEL]: "Runtime" } : {}),
+      },
+    },
+  }).toJSON() as KubeObject;
+}

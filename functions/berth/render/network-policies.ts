@@ -1,0 +1,78 @@
+import { NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1";
+import type { INetworkPolicyPeer } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicyPeer";
+import type { INetworkPolicyPort } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicyPort";
+import type { KubeObject } from "../model.js";
+import type { NamespaceProfile } from "./namespace-profile.js";
+
+type Protocol = "TCP" | "UDP" | "SCTP";
+
+/** One reviewed egress opening: where to, on which ports, for which declared capability. */
+export interface Egress {
+  /** Name suffix of the policy and its composition resource: `git`, `mcp-docs`, … */
+  name: string;
+  /** The reviewed destination it resolves to, for the policy's annotation. */
+  destination: string;
+  to: INetworkPolicyPeer[];
+  ports: INetworkPolicyPort[];
+}
+
+/** Egress to IP blocks the profile reviewed. */
+export function egressToCidrs(cidrs: readonly string[], ports: readonly { port: number; protocol: Protocol }[]): Pick<Egress, "to" | "ports"> {
+  return {
+    to: cidrs.map((cidr) => ({ ipBlock: { cidr } })),
+    ports: ports.map(({ port, protocol }) => ({ port, protocol })),
+  };
+}
+
+/** Egress to the pods behind an in-cluster Service, in the Service's own namespace only. */
+export function egressToPods(namespace: string, podSelector: Record<string, string>, ports: readonly INetworkPolicyPort[]): Pick<Egress, "to" | "ports"> {
+  return {
+    to: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": namespace } }, podSelector: { matchLabels: podSelector } }],
+    ports: [...ports],
+  };
+}
+
+function policy(p: NamespaceProfile, name: string, spec: NetworkPolicy["spec"], annotations?: Record<string, string>): KubeObject {
+  return new NetworkPolicy({
+    metadata: { name, namespace: p.namespace, labels: p.labels, ...(annotations ? { annotations } : {}) },
+    spec,
+  }).toJSON() as KubeObject;
+}
+
+/**
+ * Default deny in both directions, then DNS, then exactly one policy per declared capability.
+ * Policies only ever add allowances, so a workspace's egress is the union of what its own
+ * capabilities opened: nothing it did not declare, nothing the profile did not review.
+ */
+export function renderNetworkPolicies(p: NamespaceProfile): Record<string, KubeObject> {
+  const policies: Record<string, KubeObject> = {
+    "network-policy-default-deny": policy(p, "default-deny", { podSelector: {}, policyTypes: ["Ingress", "Egress"] }),
+    "network-policy-dns": policy(p, "allow-dns", {
+      podSelector: {},
+      policyTypes: ["Egress"],
+      egress: [
+        {
+          to: [
+            {
+              namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": p.profile.dns.namespace } },
+              podSelector: { matchLabels: p.profile.dns.podSelector },
+            },
+          ],
+          ports: [
+            { port: 53, protocol: "UDP" },
+            { port: 53, protocol: "TCP" },
+          ],
+        },
+      ],
+    }),
+  };
+  for (const egress of p.egress) {
+    policies[`network-policy-egress-${egress.name}`] = policy(
+      p,
+      `egress-${egress.name}`,
+      { podSelector: {}, policyTypes: ["Egress"], egress: [{ to: egress.to, ports: egress.ports }] },
+      { "workspaces.berth.dev/destination": egress.destination },
+    );
+  }
+  return policies;
+}

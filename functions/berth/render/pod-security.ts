@@ -1,0 +1,75 @@
+import type { IPodSecurityContext } from "kubernetes-models/v1/PodSecurityContext";
+import type { IPodSpec } from "kubernetes-models/v1/PodSpec";
+import type { ISecurityContext } from "kubernetes-models/v1/SecurityContext";
+import type { IVolume } from "kubernetes-models/v1/Volume";
+import type { IVolumeMount } from "kubernetes-models/v1/VolumeMount";
+import type { NamespaceProfile } from "./namespace-profile.js";
+import { WORKSPACE_OBJECT_NAME } from "./labels.js";
+
+/** Pod-level hardening every workspace pod gets, whatever runs in it. */
+export function hardenedPodSpec(p: NamespaceProfile): Pick<
+  IPodSpec,
+  "serviceAccountName" | "automountServiceAccountToken" | "enableServiceLinks" | "hostUsers" | "securityContext"
+> {
+  const securityContext: IPodSecurityContext = {
+    runAsNonRoot: true,
+    runAsUser: p.profile.user.uid,
+    runAsGroup: p.profile.user.gid,
+    fsGroup: p.profile.user.gid,
+    seccompProfile: { type: "RuntimeDefault" },
+  };
+  return {
+    serviceAccountName: WORKSPACE_OBJECT_NAME,
+    automountServiceAccountToken: false,
+    enableServiceLinks: false,
+    ...(p.userNamespacesRequired ? { hostUsers: false } : {}),
+    securityContext,
+  };
+}
+
+/** Container-level hardening: Pod Security `restricted`, and a read-only root. */
+export function hardenedContainerSecurityContext(): ISecurityContext {
+  return {
+    allowPrivilegeEscalation: false,
+    readOnlyRootFilesystem: true,
+    runAsNonRoot: true,
+    privileged: false,
+    capabilities: { drop: ["ALL"] },
+    seccompProfile: { type: "RuntimeDefault" },
+  };
+}
+
+/** Writable scratch space a read-only root still needs. */
+export const SCRATCH_VOLUMES: IVolume[] = [
+  { name: "tmp", emptyDir: { sizeLimit: "1Gi" } },
+  { name: "home", emptyDir: { sizeLimit: "1Gi" } },
+];
+export const SCRATCH_MOUNTS: IVolumeMount[] = [
+  { name: "tmp", mountPath: "/tmp" },
+  { name: "home", mountPath: "/home/workspace" },
+];
+
+export const API_TOKEN_VOLUME = "kube-api-access";
+
+/**
+ * A short-lived projected token for a workload granted Kubernetes access: the same files the
+ * kubelet would mount, but only into the container that declared the capability.
+ */
+export function apiTokenVolume(): IVolume {
+  return {
+    name: API_TOKEN_VOLUME,
+    projected: {
+      sources: [
+        { serviceAccountToken: { path: "token", expirationSeconds: 3600 } },
+        { configMap: { name: "kube-root-ca.crt", items: [{ key: "ca.crt", path: "ca.crt" }] } },
+        { downwardAPI: { items: [{ path: "namespace", fieldRef: { apiVersion: "v1", fieldPath: "metadata.namespace" } }] } },
+      ],
+    },
+  };
+}
+
+export const API_TOKEN_MOUNT: IVolumeMount = {
+  name: API_TOKEN_VOLUME,
+  mountPath: "/var/run/secrets/kubernetes.io/serviceaccount",
+  readOnly: true,
+};

@@ -1,0 +1,107 @@
+import { Job } from "kubernetes-models/batch/v1";
+import type { IContainer } from "kubernetes-models/v1/Container";
+import type { IEnvVar } from "kubernetes-models/v1/EnvVar";
+import type { KubeObject } from "../model.js";
+import type { DeveloperWorkspaceSpec } from "../schema/developer-workspace.js";
+import type { WorkspaceProfileSpec } from "../schema/profile.js";
+import { WORKSPACE_OBJECT_NAME } from "./labels.js";
+import type { NamespaceProfile } from "./namespace-profile.js";
+import {
+  API_TOKEN_MOUNT,
+  apiTokenVolume,
+  hardenedContainerSecurityContext,
+  hardenedPodSpec,
+  SCRATCH_MOUNTS,
+  SCRATCH_VOLUMES,
+} from "./pod-security.js";
+import { WORKSPACE_VOLUME, workspaceVolume } from "./storage.js";
+
+type Runtime = WorkspaceProfileSpec["runtimes"][number];
+type Credential = DeveloperWorkspaceSpec["credentials"][number];
+
+export const WORKSPACE_DIR = "/workspace";
+
+function credentialEnv(c: Credential, name: string): IEnvVar {
+  return { name, valueFrom: { secretKeyRef: { name: c.secretRef.name, key: c.secretRef.key } } };
+}
+
+const envName = (c: Credential) => `BERTH_${c.purpose}_${c.name}`.toUpperCase().replace(/-/g, "_");
+
+/**
+ * The init container that checks out the source. It is the only container that ever
+ * receives the Git credential; the runtime, which runs model-driven code, finds the files
+ * already in place.
+ */
+function checkoutContainer(spec: DeveloperWorkspaceSpec, profile: WorkspaceProfileSpec, resources: NamespaceProfile["resources"]): IContainer {
+  const git = spec.credentials.find((c) => c.purpose === "git");
+  return {
+    name: "checkout",
+    image: profile.checkout.image,
+    env: [
+      { name: "BERTH_SOURCE_REPOSITORY", value: spec.source.repository },
+      { name: "BERTH_SOURCE_REVISION", value: spec.source.revision },
+      { name: "BERTH_CHECKOUT_DIR", value: `${WORKSPACE_DIR}/src` },
+      ...(git ? [credentialEnv(git, "GIT_TOKEN")] : []),
+    ],
+    resources: { requests: resources, limits: resources },
+    securityContext: hardenedContainerSecurityContext(),
+    volumeMounts: [{ name: WORKSPACE_VOLUME, mountPath: WORKSPACE_DIR }, ...SCRATCH_MOUNTS],
+  };
+}
+
+function runtimeContainer(spec: DeveloperWorkspaceSpec, runtime: Runtime, p: NamespaceProfile): IContainer {
+  const env: IEnvVar[] = [
+    { name: "BERTH_WORKSPACE_ID", value: spec.workspaceID },
+    { name: "BERTH_WORKSPACE_DIR", value: WORKSPACE_DIR },
+    { name: "HOME", value: "/home/workspace" },
+  ];
+  if (spec.model) env.push({ name: "BERTH_MODEL", value: spec.model.name });
+  if (spec.verification) env.push({ name: "BERTH_VERIFICATION_COMMAND", value: JSON.stringify(spec.verification.command) });
+  if (spec.lifecycle.idleTimeoutMinutes !== undefined) env.push({ name: "BERTH_IDLE_TIMEOUT_MINUTES", value: String(spec.lifecycle.idleTimeoutMinutes) });
+  if (spec.capabilities.mcp.length > 0) {
+    env.push({ name: "BERTH_MCP_SERVERS", value: JSON.stringify(spec.capabilities.mcp.map(({ name, tools }) => ({ name, tools: tools ?? [] }))) });
+  }
+  for (const c of spec.credentials) if (c.purpose !== "git") env.push(credentialEnv(c, envName(c)));
+  return {
+    name: "runtime",
+    image: runtime.image,
+    ...(runtime.command ? { command: runtime.command } : {}),
+    ...(runtime.args ? { args: runtime.args } : {}),
+    workingDir: `${WORKSPACE_DIR}/src`,
+    env,
+    resources: { requests: p.resources, limits: p.resources },
+    securityContext: hardenedContainerSecurityContext(),
+    volumeMounts: [
+      { name: WORKSPACE_VOLUME, mountPath: WORKSPACE_DIR },
+      ...SCRATCH_MOUNTS,
+      ...(p.kubernetesAccess !== "none" ? [API_TOKEN_MOUNT] : []),
+    ],
+  };
+}
+
+/**
+ * The runtime workload: a Job that runs the agent (or a person's session) once. It is a Job
+ * rather than a Deployment because a workspace has an end, and that end is its historical
+ * outcome: a Job that completed or failed is not restarted behind the author's back.
+ */
+export function renderWorkload(spec: DeveloperWorkspaceSpec, runtime: Runtime, p: NamespaceProfile): KubeObject {
+  return new Job({
+    metadata: { name: WORKSPACE_OBJECT_NAME, namespace: p.namespace, labels: p.labels },
+    spec: {
+      backoffLimit: 0,
+      completions: 1,
+      parallelism: 1,
+      ...(spec.lifecycle.retentionMinutes !== undefined ? { ttlSecondsAfterFinished: spec.lifecycle.retentionMinutes * 60 } : {}),
+      template: {
+        metadata: { labels: p.labels },
+        spec: {
+          ...hardenedPodSpec(p),
+          restartPolicy: "Never",
+          initContainers: [checkoutContainer(spec, p.profile, p.resources)],
+          containers: [runtimeContainer(spec, runtime, p)],
+          volumes: [workspaceVolume(p), ...SCRATCH_VOLUMES, ...(p.kubernetesAccess !== "none" ? [apiTokenVolume()] : [])],
+        },
+      },
+    },
+  }).toJSON() as KubeObject;
+}

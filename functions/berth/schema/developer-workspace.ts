@@ -1,0 +1,141 @@
+import { z } from "zod";
+import { dnsLabel, objectRef, text, workspaceID } from "./fields.js";
+import { positiveQuantity } from "./quantity.js";
+
+/** A capability that opens egress to one destination the profile has reviewed. */
+const destinationRef = z.strictObject({
+  destination: dnsLabel(40).describe("Name of a destination in the profile's spec.destinations."),
+});
+
+export const kubernetesAccess = z.enum(["none", "read", "edit"]);
+
+const capabilitiesSchema = z.strictObject({
+  git: destinationRef.optional().describe("Where the source is checked out from."),
+  inference: destinationRef.optional().describe("The model service the runtime calls."),
+  mcp: z
+    .array(
+      destinationRef.extend({
+        name: dnsLabel(40),
+        tools: z.array(text(128)).max(64).optional().describe("Declared tools; recorded, not enforced (tool-level enforcement is an open boundary)."),
+      }),
+    )
+    .max(16)
+    .default([])
+    .meta({ "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"] }),
+  registries: z.array(destinationRef).max(16).default([]),
+  kubernetes: z
+    .strictObject({
+      access: kubernetesAccess.default("none").describe("Kubernetes API authority inside the workspace namespace; none by default."),
+      destination: dnsLabel(40).optional().describe("The reviewed destination of the Kubernetes API server (required unless access is none)."),
+    })
+    .prefault({})
+    .superRefine((k, ctx) => {
+      if (k.access !== "none" && k.destination === undefined) {
+        ctx.addIssue({ code: "custom", path: ["destination"], message: `Required when access is ${k.access}` });
+      }
+    })
+    .meta({ "x-kubernetes-validations": [{ rule: "self.access == 'none' || has(self.destination)", message: "destination is required unless access is none" }] }),
+});
+
+export type Capabilities = z.output<typeof capabilitiesSchema>;
+
+/**
+ * Who a credential is for decides which container receives it: the Git token goes to the
+ * checkout init container and never to the runtime, which runs model-driven code.
+ */
+export const credentialPurpose = z.enum(["git", "inference", "mcp", "registry"]);
+
+const credentialSchema = z.strictObject({
+  name: dnsLabel(40),
+  purpose: credentialPurpose,
+  secretRef: z
+    .strictObject({ name: dnsLabel(63), key: z.string().min(1).max(253).regex(/^[-._a-zA-Z0-9]+$/, "must be a Secret key") })
+    .describe("A Secret in the workspace namespace, delivered by the operator's secret tooling; Berth never reads its value."),
+});
+
+export const lifecycleProfile = z.enum(["persistent", "ephemeral", "review"]);
+
+export const developerWorkspaceSpecSchema = z
+  .strictObject({
+    workspaceID: workspaceID.describe("Stable, immutable ID; the resource must be named <workspaceID>-xr."),
+    profileRef: objectRef.describe("The reviewed WorkspaceProfile this workspace is rendered with."),
+    owner: z.strictObject({
+      name: text(128).min(1),
+      email: z.email().max(254).optional(),
+    }),
+    source: z.strictObject({
+      repository: z
+        .string()
+        .max(512)
+        .regex(/^https:\/\/[A-Za-z0-9.-]+(:[0-9]+)?(\/[A-Za-z0-9._~-]+)+(\.git)?$/, "must be an https:// Git repository URL without credentials or query"),
+      revision: z
+        .string()
+        .min(1)
+        .max(255)
+        .regex(/^[A-Za-z0-9][A-Za-z0-9._/-]*$/, "must be a branch, tag or commit"),
+    }),
+    runtime: z.strictObject({ profile: dnsLabel(40).describe("Name of a runtime in the profile's spec.runtimes.") }),
+    model: z.strictObject({ name: text(128).min(1) }).optional(),
+    storage: z.strictObject({
+      mode: z.enum(["persistent", "ephemeral"]),
+      size: positiveQuantity,
+    }),
+    resources: z.strictObject({ cpu: positiveQuantity, memory: positiveQuantity }),
+    capabilities: capabilitiesSchema.prefault({}),
+    credentials: z
+      .array(credentialSchema)
+      .max(16)
+      .default([])
+      .meta({ "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"] }),
+    verification: z
+      .strictObject({ command: z.array(text(1024)).min(1).max(32) })
+      .optional()
+      .describe("The command whose result is the workspace's verification evidence."),
+    lifecycle: z.strictObject({
+      profile: lifecycleProfile,
+      idleTimeoutMinutes: z.int().min(1).max(10080).optional(),
+      retentionMinutes: z.int().min(1).max(525600).optional(),
+      deletion: z.enum(["Delete", "Retain"]).default("Delete").describe("What happens to the volume when the workspace is deleted."),
+      evidence: z.strictObject({ exportBeforeCleanup: z.boolean().default(false) }).prefault({}),
+    }),
+  })
+  .superRefine((spec, ctx) => {
+    // The lifecycle profile and the storage mode must tell the same story, or an "ephemeral"
+    // workspace could quietly keep a volume (or a "persistent" one lose it).
+    const wantsPersistent = spec.lifecycle.profile === "persistent";
+    if (wantsPersistent !== (spec.storage.mode === "persistent")) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["storage", "mode"],
+        message: `must be ${wantsPersistent ? "persistent" : "ephemeral"} for lifecycle.profile ${spec.lifecycle.profile}`,
+      });
+    }
+    if (spec.lifecycle.profile === "review" && spec.verification === undefined) {
+      ctx.addIssue({ code: "custom", path: ["verification"], message: "Required for lifecycle.profile review: a review exists to produce verification evidence" });
+    }
+    const gitCredentials = spec.credentials.filter((c) => c.purpose === "git");
+    if (gitCredentials.length > 1) {
+      ctx.addIssue({ code: "custom", path: ["credentials"], message: "must hold at most one credential with purpose git" });
+    }
+    if (gitCredentials.length > 0 && spec.capabilities.git === undefined) {
+      ctx.addIssue({ code: "custom", path: ["capabilities", "git"], message: "Required when a git credential is given" });
+    }
+    const names = new Set<string>();
+    spec.credentials.forEach((c, i) => {
+      if (names.has(c.name)) ctx.addIssue({ code: "custom", path: ["credentials", i, "name"], message: `duplicate credential name "${c.name}"` });
+      names.add(c.name);
+    });
+    const mcpNames = new Set<string>();
+    spec.capabilities.mcp.forEach((m, i) => {
+      if (mcpNames.has(m.name)) ctx.addIssue({ code: "custom", path: ["capabilities", "mcp", i, "name"], message: `duplicate MCP server name "${m.name}"` });
+      mcpNames.add(m.name);
+    });
+  })
+  .meta({
+    "x-kubernetes-validations": [
+      { rule: "self.workspaceID == oldSelf.workspaceID", message: "spec.workspaceID is immutable" },
+      { rule: "(self.lifecycle.profile == 'persistent') == (self.storage.mode == 'persistent')", message: "spec.storage.mode must be persistent exactly when spec.lifecycle.profile is persistent" },
+    ],
+  });
+
+export type DeveloperWorkspaceSpec = z.output<typeof developerWorkspaceSpecSchema>;

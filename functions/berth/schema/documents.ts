@@ -1,0 +1,52 @@
+import { z } from "zod";
+import { developerWorkspaceSpecSchema } from "./developer-workspace.js";
+import { workspaceProfileSpecSchema } from "./profile.js";
+
+export const GROUP = "workspaces.berth.dev";
+export const VERSION = "v1alpha1";
+export const API_VERSION = `${GROUP}/${VERSION}`;
+
+// Metadata is Kubernetes' business; Berth reads only what it needs and lets the rest through.
+const metadata = z.looseObject({
+  name: z.string().min(1).max(253),
+  uid: z.string().optional(),
+  generation: z.int().optional(),
+  deletionTimestamp: z.string().optional(),
+});
+
+/**
+ * The name rule: one workspace per ID is a property of the API server itself, because a
+ * cluster-scoped name can exist only once and the name is derived from the ID.
+ */
+export const NAME_RULE = {
+  rule: "self.metadata.name == self.spec.workspaceID + '-xr'",
+  message: "metadata.name must be <spec.workspaceID>-xr",
+};
+
+function requireNameRule(doc: { metadata: { name: string }; spec: { workspaceID: string } }, ctx: z.RefinementCtx) {
+  const want = `${doc.spec.workspaceID}-xr`;
+  if (doc.metadata.name !== want) {
+    ctx.addIssue({ code: "custom", path: ["metadata", "name"], message: `must be "${want}" (<spec.workspaceID>-xr)` });
+  }
+}
+
+export const workspaceProfileSchema = z.looseObject({
+  apiVersion: z.literal(API_VERSION),
+  kind: z.literal("WorkspaceProfile"),
+  metadata,
+  spec: workspaceProfileSpecSchema,
+  status: z.looseObject({}).optional(),
+});
+
+export const developerWorkspaceSchema = z
+  .looseObject({
+    apiVersion: z.literal(API_VERSION),
+    kind: z.literal("DeveloperWorkspace"),
+    metadata,
+    spec: developerWorkspaceSpecSchema,
+    status: z.looseObject({}).optional(),
+  })
+  .superRefine(requireNameRule);
+
+export type WorkspaceProfile = z.output<typeof workspaceProfileSchema>;
+export type DeveloperWorkspace = z.output<typeof developerWorkspaceSchema>;

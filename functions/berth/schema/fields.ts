@@ -1,0 +1,46 @@
+import { z } from "zod";
+
+// Field types shared by every Berth document. Each one carries the bound that keeps a hostile
+// value out of the objects Berth renders: names become Kubernetes names and label values, so
+// they are DNS labels short enough to survive the prefixes and suffixes Berth adds.
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/** A DNS-1123 label of at most `max` characters (Kubernetes allows 63). */
+export const dnsLabel = (max = 63) =>
+  z
+    .string()
+    .min(1)
+    .max(max)
+    .regex(DNS_LABEL, "must be lower-case letters, digits and '-', starting and ending with a letter or digit");
+
+/**
+ * A workspace ID: it names the XR (`<id>-xr`), the Namespace (`ws-<id>`) and every label that
+ * ties the rendered objects together, so it must fit in a label value with room to spare.
+ */
+export const workspaceID = dnsLabel(40);
+
+/** A reference to another cluster-scoped object by name. */
+export const objectRef = z.strictObject({ name: dnsLabel(63) });
+
+/** Free text that ends up in annotations or environment variables: one line, bounded. */
+export const text = (max: number) =>
+  z
+    .string()
+    .max(max)
+    .regex(/^[^\u0000-\u001f\u007f]*$/, "must be a single line without control characters");
+
+/** A container image, pinned by tag or digest. */
+export const image = z
+  .string()
+  .min(1)
+  .max(512)
+  .regex(/^[a-z0-9]+([._\-/:][a-z0-9]+)*(:[\w][\w.-]{0,127})?(@sha256:[a-f0-9]{64})?$/, "must be an image reference such as registry.example/agent:1.2.3 or …@sha256:<digest>");
+
+/** A CIDR block (IPv4 or IPv6). */
+export const cidr = z.union([z.cidrv4(), z.cidrv6()]).meta({ type: "string" });
+
+/** A TCP or UDP port. */
+export const port = z.int().min(1).max(65535);
+
+export const protocol = z.enum(["TCP", "UDP", "SCTP"]);

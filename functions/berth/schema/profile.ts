@@ -1,0 +1,107 @@
+import { z } from "zod";
+import { cidr, dnsLabel, image, port, protocol, text } from "./fields.js";
+import { positiveQuantity } from "./quantity.js";
+
+/**
+ * A reviewed egress destination. Workspaces name destinations; only the profile says where
+ * they lead, so a workspace document stays cluster-agnostic and cannot widen its own egress.
+ * A destination is either CIDR blocks with ports, or an in-cluster Service whose selector and
+ * target ports Berth resolves into a pod selector.
+ */
+export const destinationSchema = z
+  .strictObject({
+    name: dnsLabel(40).describe("Name workspaces use to refer to this destination."),
+    description: text(256).optional(),
+    cidrs: z.array(cidr).min(1).max(32).optional().describe("IP blocks this destination allows egress to."),
+    ports: z
+      .array(z.strictObject({ port, protocol: protocol.default("TCP") }))
+      .min(1)
+      .max(16)
+      .optional()
+      .describe("Ports allowed on the CIDR blocks (required with cidrs)."),
+    service: z
+      .strictObject({ namespace: dnsLabel(63), name: dnsLabel(63) })
+      .optional()
+      .describe("An in-cluster Service: egress is allowed to its pods on its target ports."),
+  })
+  .check((ctx) => {
+    const d = ctx.value;
+    if ((d.cidrs === undefined) === (d.service === undefined)) {
+      ctx.issues.push({ code: "custom", input: d, path: [], message: "must set exactly one of cidrs or service" });
+    }
+    if (d.cidrs !== undefined && d.ports === undefined) {
+      ctx.issues.push({ code: "custom", input: d, path: ["ports"], message: "Required with cidrs" });
+    }
+    if (d.service !== undefined && d.ports !== undefined) {
+      ctx.issues.push({ code: "custom", input: d, path: ["ports"], message: "must not be set with service: the Service's target ports are used" });
+    }
+  })
+  .meta({ "x-kubernetes-validations": [{ rule: "has(self.cidrs) != has(self.service)", message: "must set exactly one of cidrs or service" }] });
+
+export type Destination = z.output<typeof destinationSchema>;
+
+/**
+ * How the profile's storage bounds a persistent volume's size:
+ * - `Runtime`: writes past the size fail while the workspace runs (for example XFS project
+ *   quotas); the only declaration under which persistent workspaces are accepted.
+ * - `AdmissionOnly`: the size is checked when the volume is created and never again
+ *   (local-path, hostPath provisioners).
+ * - `None`: nothing bounds the size.
+ */
+export const capacityEnforcement = z.enum(["Runtime", "AdmissionOnly", "None"]);
+
+const resourceList = z.strictObject({ cpu: positiveQuantity, memory: positiveQuantity });
+
+export const workspaceProfileSpecSchema = z.strictObject({
+  podSecurity: z
+    .strictObject({
+      level: z.enum(["restricted"]).default("restricted").describe("Pod Security Standard enforced on workspace namespaces; only restricted is offered."),
+      version: z
+        .string()
+        .regex(/^(latest|v1\.[0-9]{1,2})$/, 'must be "latest" or a Kubernetes minor version such as "v1.34"')
+        .default("latest"),
+    })
+    .prefault({}),
+  storage: z.strictObject({
+    storageClassName: dnsLabel(63).describe("The quota storage class persistent workspaces use."),
+    capacityEnforcement: capacityEnforcement.describe("The operator's declaration of how the storage class bounds volume size."),
+    maxSize: positiveQuantity.describe("The largest volume a workspace may request."),
+  }),
+  runtimes: z
+    .array(
+      z.strictObject({
+        name: dnsLabel(40),
+        image,
+        command: z.array(text(1024)).max(16).optional(),
+        args: z.array(text(1024)).max(64).optional(),
+      }),
+    )
+    .min(1)
+    .max(32)
+    .describe("Reviewed runtime images, chosen by workspaces through spec.runtime.profile."),
+  checkout: z.strictObject({
+    image: image.describe("Image of the init container that checks out the source; it alone receives the Git credential."),
+  }),
+  user: z
+    .strictObject({
+      uid: z.int().min(1).max(2147483647).default(65532),
+      gid: z.int().min(1).max(2147483647).default(65532),
+    })
+    .prefault({})
+    .describe("Non-root identity every workspace container runs as."),
+  destinations: z.array(destinationSchema).max(128).default([]),
+  dns: z
+    .strictObject({
+      namespace: dnsLabel(63).default("kube-system"),
+      podSelector: z.record(z.string().max(63), z.string().max(63)).default({ "k8s-app": "kube-dns" }),
+    })
+    .prefault({})
+    .describe("Where cluster DNS runs; the only egress every workspace has."),
+  limits: z.strictObject({
+    defaultRequest: resourceList,
+    default: resourceList,
+    max: resourceList.describe("The largest CPU and memory a workspace may request."),
+  }),
+});
+
+export type WorkspaceProfileSpec = z.output<typeof workspaceProfileSpecSchema>;

@@ -1,0 +1,44 @@
+import type { Observed, Requirement, Verdict } from "./model.js";
+import type { Problem } from "./problems.js";
+
+/** How the XR is named in messages: `DeveloperWorkspace "alice-xr"`. */
+export function describeComposite(observed: Observed): string {
+  const name = observed.composite.metadata?.name;
+  return `${observed.composite.kind} "${typeof name === "string" ? name : "(unnamed)"}"`;
+}
+
+export function fatal(observed: Observed, requirements: Record<string, Requirement>, cause: string): Verdict {
+  return { type: "fatal", requirements, message: `cannot render ${describeComposite(observed)}: ${cause}` };
+}
+
+/**
+ * The answer when a render cannot go ahead. A workspace that owns nothing yet reports the
+ * problem in its status (phase Pending while waiting, Failed when refused). One that already
+ * owns objects gets a fatal result instead: an empty desired state would make Crossplane
+ * delete them, volume included, and nothing may be lost because a profile went missing.
+ */
+export function stalled(
+  observed: Observed,
+  requirements: Record<string, Requirement>,
+  problem: Problem,
+  status: Record<string, unknown> = {},
+): Verdict {
+  if (problem.type === "invalid") return fatal(observed, requirements, problem.message);
+  const existing = Object.keys(observed.resources).length;
+  if (existing > 0) {
+    return fatal(observed, requirements, `${problem.message}; keeping its ${existing} existing objects unchanged`);
+  }
+  return {
+    type: "rendered",
+    requirements,
+    resources: {},
+    status: {
+      ...status,
+      phase: problem.type === "waiting" ? "Pending" : "Failed",
+      reason: problem.reason,
+      message: problem.message,
+    },
+    compositeReady: false,
+    warnings: [`${describeComposite(observed)}: ${problem.message}`],
+  };
+}
