@@ -28,7 +28,8 @@ export const text = (max: number) =>
   z
     .string()
     .max(max)
-    .regex(/^[^\u0000-\u001f\u007f]*$/, "must be a single line without control characters");
+    // \x escapes rather than \u: the pattern is also compiled by Go's RE2 in the API server.
+    .regex(/^[^\x00-\x1f\x7f]*$/, "must be a single line without control characters");
 
 /** A container image, pinned by tag or digest. */
 export const image = z
@@ -37,8 +38,14 @@ export const image = z
   .max(512)
   .regex(/^[a-z0-9]+([._\-/:][a-z0-9]+)*(:[\w][\w.-]{0,127})?(@sha256:[a-f0-9]{64})?$/, "must be an image reference such as registry.example/agent:1.2.3 or …@sha256:<digest>");
 
-/** A CIDR block (IPv4 or IPv6). */
-export const cidr = z.union([z.cidrv4(), z.cidrv6()]).meta({ type: "string" });
+const cidrBlock = z.union([z.cidrv4(), z.cidrv6()]);
+
+/** A CIDR block (IPv4 or IPv6); the API server checks it with CEL's isCIDR. */
+export const cidr = z
+  .string()
+  .max(49)
+  .refine((value) => cidrBlock.safeParse(value).success, "must be a CIDR block such as 10.0.0.0/24")
+  .meta({ "x-kubernetes-validations": [{ rule: "isCIDR(self)", message: "must be a CIDR block such as 10.0.0.0/24" }] });
 
 /** A TCP or UDP port. */
 export const port = z.int().min(1).max(65535);

@@ -1,0 +1,63 @@
+import { z } from "zod";
+
+// What Berth writes into status. The XRDs are generated from these schemas too, so Crossplane
+// never prunes a field the function sets.
+
+/** Provider-neutral health of a workspace's objects right now. */
+export const phase = z.enum(["Pending", "Provisioning", "Ready", "Suspending", "Suspended", "Resuming", "Failed", "Deleting"]);
+
+const health = {
+  phase: phase.optional(),
+  reason: z.string().max(64).optional().describe("CamelCase reason for the phase."),
+  message: z.string().max(2048).optional(),
+};
+
+export const outcomeSchema = z
+  .strictObject({
+    result: z.enum(["Succeeded", "Failed"]),
+    reason: z.string().max(64),
+    message: z.string().max(512).optional(),
+    finishedAt: z.string().max(64).optional(),
+  })
+  .describe("The historical terminal outcome of the workspace's run; once recorded it is never rewritten.");
+
+export const capacityStatusSchema = z
+  .strictObject({
+    mode: z.enum(["persistent", "ephemeral"]),
+    size: z.string().max(32),
+    storageClassName: z.string().max(253).optional(),
+    provisioner: z.string().max(253).optional(),
+    declared: z.enum(["Runtime", "AdmissionOnly", "None"]).optional().describe("What the profile's operator declares."),
+    enforcement: z.enum(["Runtime", "EmptyDirSizeLimit", "NotEnforced"]).describe("What bounds the size, as Berth judges it."),
+    enforced: z.boolean(),
+    reason: z.string().max(64).optional(),
+    message: z.string().max(512).optional(),
+  })
+  .describe("The capacity declaration: declared versus enforced, and why.");
+
+export const developerWorkspaceStatusSchema = z.strictObject({
+  ...health,
+  namespace: z.string().max(63).optional(),
+  profile: z.string().max(63).optional(),
+  capacity: capacityStatusSchema.optional(),
+  outcome: outcomeSchema.optional(),
+});
+
+export const workspaceProfileStatusSchema = z.strictObject({
+  ...health,
+  profileHash: z.string().max(80).optional().describe("Fingerprint of the validated spec."),
+  capacity: z
+    .strictObject({
+      storageClassName: z.string().max(253),
+      provisioner: z.string().max(253).optional(),
+      declared: z.enum(["Runtime", "AdmissionOnly", "None"]),
+      conforming: z.boolean().describe("Whether persistent workspaces are accepted on this profile."),
+      reason: z.string().max(64),
+      message: z.string().max(512),
+    })
+    .optional(),
+});
+
+export type DeveloperWorkspaceStatus = z.output<typeof developerWorkspaceStatusSchema>;
+export type WorkspaceProfileStatus = z.output<typeof workspaceProfileStatusSchema>;
+export type CapacityStatus = z.output<typeof capacityStatusSchema>;

@@ -1,0 +1,107 @@
+import { z } from "zod";
+import { developerWorkspaceSpecSchema } from "./schema/developer-workspace.js";
+import { GROUP, NAME_RULE, VERSION } from "./schema/documents.js";
+import { workspaceProfileSpecSchema } from "./schema/profile.js";
+import { developerWorkspaceStatusSchema, workspaceProfileStatusSchema } from "./schema/status.js";
+
+type JsonSchema = Record<string, unknown>;
+
+/**
+ * Rewrites zod's OpenAPI output into a Kubernetes structural schema: no
+ * `additionalProperties: false` (the API server prunes unknown fields instead), no
+ * `propertyNames`, and quantities in the int-or-string form Kubernetes' own CRDs use.
+ */
+function structural(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(structural);
+  if (node === null || typeof node !== "object") return node;
+  const schema: JsonSchema = {};
+  for (const [key, value] of Object.entries(node as JsonSchema)) {
+    if (key === "propertyNames" || key === "$schema") continue;
+    if (key === "additionalProperties" && value === false) continue;
+    schema[key] = structural(value);
+  }
+  if (schema["x-kubernetes-int-or-string"] === true && Array.isArray(schema.anyOf)) {
+    const text = (schema.anyOf as JsonSchema[]).find((branch) => branch.type === "string");
+    schema.anyOf = [{ type: "integer" }, { type: "string" }];
+    if (text?.pattern) schema.pattern = text.pattern;
+  }
+  return schema;
+}
+
+export function openAPISchema(schema: z.ZodType): JsonSchema {
+  return structural(z.toJSONSchema(schema, { target: "openapi-3.0", io: "input", unrepresentable: "throw" })) as JsonSchema;
+}
+
+interface CompositeKind {
+  kind: string;
+  plural: string;
+  spec: z.ZodType;
+  status: z.ZodType;
+  /** Rules on the whole object, which can read metadata (carried by Crossplane from v2.2). */
+  rootRules?: { rule: string; message: string }[];
+  printerColumns: { name: string; type: string; jsonPath: string }[];
+}
+
+const readyColumn = { name: "READY", type: "string", jsonPath: ".status.conditions[?(@.type=='Ready')].status" };
+const ageColumn = { name: "AGE", type: "date", jsonPath: ".metadata.creationTimestamp" };
+
+export const COMPOSITE_KINDS: readonly CompositeKind[] = [
+  {
+    kind: "WorkspaceProfile",
+    plural: "workspaceprofiles",
+    spec: workspaceProfileSpecSchema,
+    status: workspaceProfileStatusSchema,
+    printerColumns: [
+      { name: "STORAGE-CLASS", type: "string", jsonPath: ".spec.storage.storageClassName" },
+      { name: "CAPACITY", type: "string", jsonPath: ".status.capacity.conforming" },
+      { name: "PHASE", type: "string", jsonPath: ".status.phase" },
+      readyColumn,
+      ageColumn,
+    ],
+  },
+  {
+    kind: "DeveloperWorkspace",
+    plural: "developerworkspaces",
+    spec: developerWorkspaceSpecSchema,
+    status: developerWorkspaceStatusSchema,
+    rootRules: [NAME_RULE],
+    printerColumns: [
+      { name: "WORKSPACE-ID", type: "string", jsonPath: ".spec.workspaceID" },
+      { name: "PHASE", type: "string", jsonPath: ".status.phase" },
+      readyColumn,
+      { name: "OUTCOME", type: "string", jsonPath: ".status.outcome.result" },
+      ageColumn,
+    ],
+  },
+];
+
+/** A Crossplane v2 CompositeResourceDefinition generated from the kind's zod schemas. */
+export function compositeResourceDefinition(k: CompositeKind) {
+  return {
+    apiVersion: "apiextensions.crossplane.io/v2",
+    kind: "CompositeResourceDefinition",
+    metadata: { name: `${k.plural}.${GROUP}` },
+    spec: {
+      scope: "Cluster",
+      group: GROUP,
+      names: { kind: k.kind, plural: k.plural, categories: ["berth"] },
+      defaultCompositionRef: { name: k.plural },
+      versions: [
+        {
+          name: VERSION,
+          served: true,
+          referenceable: true,
+          additionalPrinterColumns: k.printerColumns,
+          schema: {
+            openAPIV3Schema: {
+              type: "object",
+              required: ["spec"],
+              properties: { spec: openAPISchema(k.spec), status: openAPISchema(k.status) },
+              ...(k.rootRules ? { "x-kubernetes-validations": k.rootRules } : {}),
+            },
+          },
+        },
+      ],
+    },
+  };
+}

@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# Builds the conformance control plane from the Go module proxy: etcd,
+# kube-apiserver, kube-controller-manager, Crossplane core and the Crossplane CLI.
+# No container engine, no prebuilt downloads: every binary is compiled here from
+# the wrapper modules under go/ (their go.mod/go.sum pin every dependency).
+#
+# Output (outside the repo):
+#   ${BERTH_CACHE:-$HOME/.cache/berth}/bin/<tag>/{etcd,kube-apiserver,
+#       kube-controller-manager,crossplane,crossplane-cli}
+#   ${BERTH_CACHE:-$HOME/.cache/berth}/bin/<tag>/crossplane-crds/*.yaml
+#   ${BERTH_CACHE:-$HOME/.cache/berth}/bin/<tag>/paths.env  (KEY=VALUE)
+# A binary already present is not rebuilt (delete it, or pass --force).
+# The last line printed is BERTH_CP_BIN=<dir>.
+#
+# Usage: build.sh [--force] [--only NAME[,NAME...]] [--repin]
+#   --repin  re-pin the wrapper modules to versions.env (go get + go mod tidy;
+#            edits go/*/go.mod and go.sum, which are committed).
+# Measured cold on a 2-core machine: see README section in the report / the
+# comment at the bottom of this file.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=versions.env
+source "$here/versions.env"
+
+force=0 repin=0 only=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --force) force=1 ;;
+    --repin) repin=1 ;;
+    --only) only="$2"; shift ;;
+    --only=*) only="${1#--only=}" ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    *) echo "build.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+command -v go >/dev/null || { echo "build.sh: go not found in PATH" >&2; exit 1; }
+
+cache="${BERTH_CACHE:-$HOME/.cache/berth}"
+goversion="$(go env GOVERSION)"
+tag="k8s${KUBERNETES_VERSION}-etcd${ETCD_VERSION}-xp${CROSSPLANE_VERSION}-cli${CROSSPLANE_CLI_VERSION}-${goversion}"
+bin="$cache/bin/$tag"
+mkdir -p "$bin"
+
+export CGO_ENABLED=0
+export GOFLAGS="${GOFLAGS:-} -buildvcs=false -trimpath"
+
+log() { printf '[build %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
+
+wanted() { [ -z "$only" ] || [[ ",$only," == *",$1,"* ]]; }
+
+# pinned MODDIR MODULE VERSION: fail (or re-pin) unless go.mod requires MODULE at VERSION.
+pinned() {
+  local dir="$1" mod="$2" ver="$3" have
+  have="$(cd "$dir" && go list -m -f '{{.Version}}' "$mod" 2>/dev/null || true)"
+  if [ "$have" = "$ver" ]; then return 0; fi
+  if [ "$repin" = 1 ]; then
+    log "re-pinning $mod $have -> $ver in $(basename "$dir")"
+    (cd "$dir" && go get "$mod@$ver" && go mod tidy)
+    return 0
+  fi
+  echo "build.sh: go/$(basename "$dir")/go.mod has $mod ${have:-<none>}, versions.env wants $ver; rerun with --repin" >&2
+  exit 1
+}
+
+# build NAME MODDIR PACKAGE [LDFLAGS]
+build() {
+  local name="$1" dir="$2" pkg="$3" ldflags="${4:-}"
+  if ! wanted "$name"; then return 0; fi
+  if [ -x "$bin/$name" ] && [ "$force" = 0 ]; then
+    log "$name: cached ($bin/$name)"
+    return 0
+  fi
+  log "$name: downloading modules"
+  local t0 t1 t2
+  t0=$(date +%s)
+  (cd "$dir" && go mod download)
+  t1=$(date +%s)
+  log "$name: building $pkg"
+  (cd "$dir" && go build -ldflags "-s -w $ldflags" -o "$bin/$name.tmp" "$pkg")
+  mv "$bin/$name.tmp" "$bin/$name"
+  t2=$(date +%s)
+  log "$name: done in $((t2 - t0))s (download $((t1 - t0))s, build $((t2 - t1))s)"
+}
+
+start=$(date +%s)
+log "versions: kubernetes $KUBERNETES_VERSION, etcd $ETCD_VERSION, crossplane $CROSSPLANE_VERSION, cli $CROSSPLANE_CLI_VERSION ($goversion)"
+log "output: $bin"
+
+pinned "$here/go/etcd" go.etcd.io/etcd/server/v3 "v$ETCD_VERSION"
+if [ "$repin" = 1 ]; then
+  # k8s.io/kubernetes replaces its staging modules with ./staging paths; point each
+  # at its published release v0.<minor>.<patch> before resolving the rest.
+  kmod="$(cd "$here/go/kube" && go mod download -json "k8s.io/kubernetes@v$KUBERNETES_VERSION" | sed -n 's/.*"GoMod": "\(.*\)",*/\1/p')"
+  staging_ver="v0.${KUBERNETES_VERSION#*.}"
+  (cd "$here/go/kube" &&
+    for m in $(go list -m -f '{{if .Replace}}{{.Path}}{{end}}' all 2>/dev/null); do go mod edit -dropreplace "$m"; done
+    for m in $(awk '$2 == "=>" && $3 ~ /^\.\/staging\// {print $1}' "$kmod"); do
+      go mod edit -replace "$m=$m@$staging_ver"; done)
+fi
+pinned "$here/go/kube" k8s.io/kubernetes "v$KUBERNETES_VERSION"
+pinned "$here/go/crossplane" github.com/crossplane/crossplane/v2 "v$CROSSPLANE_VERSION"
+pinned "$here/go/crossplane" github.com/crossplane/crossplane/apis/v2 "v$CROSSPLANE_VERSION"
+pinned "$here/go/cli" github.com/crossplane/cli/v2 "v$CROSSPLANE_CLI_VERSION"
+
+build etcd "$here/go/etcd" berth.dev/conformance/controlplane/etcd
+
+k8s_minor="${KUBERNETES_VERSION#*.}"; k8s_minor="${k8s_minor%%.*}"
+kver="-X k8s.io/component-base/version.gitVersion=v$KUBERNETES_VERSION \
+ -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$k8s_minor \
+ -X k8s.io/component-base/version.gitTreeState=clean \
+ -X k8s.io/client-go/pkg/version.gitVersion=v$KUBERNETES_VERSION \
+ -X k8s.io/client-go/pkg/version.gitMajor=1 -X k8s.io/client-go/pkg/version.gitMinor=$k8s_minor"
+build kube-apiserver "$here/go/kube" k8s.io/kubernetes/cmd/kube-apiserver "$kver"
+build kube-controller-manager "$here/go/kube" k8s.io/kubernetes/cmd/kube-controller-manager "$kver"
+
+xpver="-X github.com/crossplane/crossplane-runtime/v2/pkg/version.version=v$CROSSPLANE_VERSION"
+build crossplane "$here/go/crossplane" github.com/crossplane/crossplane/v2/cmd/crossplane "$xpver"
+clsver="-X github.com/crossplane/crossplane-runtime/v2/pkg/version.version=v$CROSSPLANE_CLI_VERSION"
+build crossplane-cli "$here/go/cli" github.com/crossplane/cli/v2/cmd/crossplane "$clsver"
+
+# Crossplane's CRDs, for `crossplane core init --crds-path` (or kubectl apply).
+xpdir="$(cd "$here/go/crossplane" && go list -m -f '{{.Dir}}' github.com/crossplane/crossplane/v2)"
+rm -rf "$bin/crossplane-crds"
+mkdir -p "$bin/crossplane-crds"
+cp "$xpdir"/cluster/crds/*.yaml "$bin/crossplane-crds/"
+chmod -R u+w "$bin/crossplane-crds"
+log "crossplane CRDs: $(ls "$bin/crossplane-crds" | wc -l) files in $bin/crossplane-crds"
+
+cat > "$bin/paths.env" <<ENV
+BERTH_CP_BIN=$bin
+ETCD=$bin/etcd
+KUBE_APISERVER=$bin/kube-apiserver
+KUBE_CONTROLLER_MANAGER=$bin/kube-controller-manager
+CROSSPLANE=$bin/crossplane
+CROSSPLANE_CLI=$bin/crossplane-cli
+CROSSPLANE_CRDS=$bin/crossplane-crds
+ENV
+
+log "all done in $(( $(date +%s) - start ))s"
+echo "BERTH_CP_BIN=$bin"
