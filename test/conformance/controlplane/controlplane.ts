@@ -12,7 +12,7 @@
 import { execFile as execFileCb, spawn, type ChildProcess } from "node:child_process";
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
+import { connect, createServer } from "node:net";
 import { homedir, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -90,6 +90,12 @@ export interface ControlPlane {
    * dns:///localhost:port and status.capabilities holds "composition".
    */
   registerFunction(name: string, port: number, capabilities?: string[]): Promise<void>;
+  /**
+   * Starts a function process serving TLS with functionTLSDir on 127.0.0.1:<free port>
+   * (appends `--address=127.0.0.1:PORT --tls-server-certs-dir=DIR` to args), waits until it
+   * accepts connections, and registers it under `name`. stop() kills it too.
+   */
+  startFunction(f: { name: string; command: string; args?: string[]; env?: NodeJS.ProcessEnv; port?: number }): Promise<{ port: number; pid: number | undefined; logFile: string }>;
   /** Kills every process (SIGTERM, then SIGKILL after 10 s); removes the run folder unless kept. */
   stop(): Promise<void>;
 }
@@ -133,6 +139,18 @@ export function findBinDir(explicit?: string): string {
     : [];
   if (!candidates[0]) throw new Error(`no control-plane binaries under ${root}/${prefix}*; run test/conformance/controlplane/build.sh`);
   return candidates[0];
+}
+
+/** True if something accepts TCP connections on 127.0.0.1:port. */
+export function canConnect(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const sock = connect({ port, host: "127.0.0.1" });
+    sock.once("connect", () => {
+      sock.destroy();
+      resolve(true);
+    });
+    sock.once("error", () => resolve(false));
+  });
 }
 
 /** A free TCP port on 127.0.0.1 (bind to 0, read, close). */
@@ -418,6 +436,15 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       crossplaneBinary,
       ...(existsSync(cliPath) ? { crossplaneCLI: cliPath } : {}),
       registerFunction: (name, port, capabilities) => registerFunction(kube, name, port, capabilities),
+      startFunction: async (f) => {
+        if (!cp.functionTLSDir) throw new Error("startFunction needs Crossplane (its CA signs the function's certificate)");
+        const port = f.port ?? (await freePort());
+        const p = launch(`function-${f.name}`, f.command, [...(f.args ?? []), `--address=127.0.0.1:${port}`, `--tls-server-certs-dir=${cp.functionTLSDir}`], f.env);
+        await poll(`${f.name} listening on 127.0.0.1:${port}`, p, () => canConnect(port), 60_000);
+        await registerFunction(kube, f.name, port);
+        log(`function ${f.name} on 127.0.0.1:${port} registered`);
+        return { port, pid: p.child.pid, logFile: p.logFile };
+      },
       stop,
     };
     if (opts.crossplane === false) return cp;
