@@ -41,17 +41,22 @@ export function resolveEgress(
 ): EgressResolution {
   const egress: Egress[] = [];
   const seen = new Set<string>();
+  // Every Service is asked for before any problem is reported, so that Crossplane fetches
+  // them all in one round of its requirement loop.
+  let problem: Problem | undefined;
   for (const request of requests) {
     if (seen.has(request.name)) {
-      return { type: "invalid", message: `${request.field}: capability ${request.name} is declared twice` };
+      problem ??= { type: "invalid", message: `${request.field}: capability ${request.name} is declared twice` };
+      continue;
     }
     seen.add(request.name);
     const destination = profile.spec.destinations.find((d) => d.name === request.destination);
     if (destination === undefined) {
-      return {
+      problem ??= {
         type: "invalid",
         message: `${request.field}.destination: WorkspaceProfile "${profile.name}" reviews no destination "${request.destination}"`,
       };
+      continue;
     }
     if (destination.cidrs !== undefined) {
       egress.push({ name: request.name, destination: destination.name, ...egressToCidrs(destination.cidrs, destination.ports ?? []) });
@@ -60,20 +65,25 @@ export function resolveEgress(
     const ref = destination.service!;
     const requirement = { apiVersion: "v1", kind: "Service", namespace: ref.namespace, name: ref.name };
     const lookup = required.get(`service-${ref.namespace}-${ref.name}`, requirement);
-    if (lookup.state === "pending") return { type: "waiting", reason: "WaitingForDestination", message: `waiting for ${describeRequirement(requirement)}` };
+    if (lookup.state === "pending") {
+      problem ??= { type: "waiting", reason: "WaitingForDestination", message: `waiting for ${describeRequirement(requirement)}` };
+      continue;
+    }
     if (lookup.state === "missing") {
-      return {
+      problem ??= {
         type: "waiting",
         reason: "DestinationNotFound",
         message: `reviewed destination "${destination.name}" of WorkspaceProfile "${profile.name}": ${describeRequirement(requirement)} not found`,
       };
+      continue;
     }
     const spec = (lookup.object.spec ?? {}) as { selector?: Record<string, string>; ports?: { port?: number; targetPort?: number | string; protocol?: string }[] };
     if (spec.selector === undefined || Object.keys(spec.selector).length === 0) {
-      return {
+      problem ??= {
         type: "invalid",
         message: `reviewed destination "${destination.name}" of WorkspaceProfile "${profile.name}": ${describeRequirement(requirement)} has no pod selector; review it as cidrs and ports instead`,
       };
+      continue;
     }
     const ports: INetworkPolicyPort[] = (spec.ports ?? []).map((p) => ({
       port: p.targetPort ?? p.port,
@@ -81,5 +91,6 @@ export function resolveEgress(
     }));
     egress.push({ name: request.name, destination: destination.name, ...egressToPods(ref.namespace, spec.selector, ports) });
   }
+  if (problem) return problem;
   return { type: "resolved", egress };
 }

@@ -14,6 +14,7 @@ import { developerWorkspaceSchema } from "../schema/documents.js";
 import { parseDocument } from "../schema/errors.js";
 import type { WorkspaceProfileSpec } from "../schema/profile.js";
 import { quantityValue } from "../schema/quantity.js";
+import type { CapacityStatus, DeveloperWorkspaceStatus } from "../schema/status.js";
 import { fatal, stalled } from "../verdicts.js";
 
 const exceeds = (value: string, ceiling: string) => quantityValue(value) > quantityValue(ceiling);
@@ -46,7 +47,7 @@ function checkCapacity(spec: DeveloperWorkspaceSpec, capacity: CapacityDeclarati
   return undefined;
 }
 
-function capacityStatus(spec: DeveloperWorkspaceSpec, capacity: CapacityDeclaration | undefined) {
+function capacityStatus(spec: DeveloperWorkspaceSpec, capacity: CapacityDeclaration | undefined): CapacityStatus {
   if (capacity === undefined) {
     return {
       mode: "ephemeral",
@@ -70,7 +71,12 @@ function capacityStatus(spec: DeveloperWorkspaceSpec, capacity: CapacityDeclarat
 }
 
 /** Phase and reason of current health, which is never the same thing as the outcome. */
-function health(observed: Observed, notReady: string[], workload: KubeObject | undefined, outcome: Outcome | undefined) {
+function health(
+  observed: Observed,
+  notReady: string[],
+  workload: KubeObject | undefined,
+  outcome: Outcome | undefined,
+): Pick<DeveloperWorkspaceStatus, "phase" | "reason" | "message"> {
   if (observed.composite.metadata?.deletionTimestamp !== undefined) {
     return { phase: "Deleting", reason: "Deleting", message: "the workspace is being deleted" };
   }
@@ -102,16 +108,19 @@ export const renderDeveloperWorkspace: CompositeRenderer = (observed): Verdict =
     (runtime === undefined ? { type: "invalid", message: `spec.runtime.profile: WorkspaceProfile "${profile.name}" offers no runtime "${spec.runtime.profile}"` } : undefined);
   if (problem) return stalled(observed, required.requirements, problem, baseStatus);
 
+  // Ask for the StorageClass and every destination Service together, so that Crossplane's
+  // requirement loop fetches them in one round; then judge them in a fixed order.
+  const storageClass = spec.storage.mode === "persistent" ? resolveStorageClass(profile.spec, required) : undefined;
+  const egress = resolveEgress(declaredCapabilities(spec.capabilities), profile, required);
+  if (egress.type === "invalid") return stalled(observed, required.requirements, egress, baseStatus);
+
   let capacity: CapacityDeclaration | undefined;
-  if (spec.storage.mode === "persistent") {
-    const storageClass = resolveStorageClass(profile.spec, required);
+  if (storageClass !== undefined) {
     if (storageClass.type !== "found") return stalled(observed, required.requirements, storageClass, baseStatus);
     capacity = evaluateCapacity(profile.spec.storage, storageClass.object);
     const refusal = checkCapacity(spec, capacity);
     if (refusal) return stalled(observed, required.requirements, refusal, { ...baseStatus, capacity: capacityStatus(spec, capacity) });
   }
-
-  const egress = resolveEgress(declaredCapabilities(spec.capabilities), profile, required);
   if (egress.type !== "resolved") return stalled(observed, required.requirements, egress, baseStatus);
 
   const namespaceProfile: NamespaceProfile = {
@@ -134,16 +143,11 @@ export const renderDeveloperWorkspace: CompositeRenderer = (observed): Verdict =
   if (outcome === undefined || observedWorkload !== undefined) objects.workload = renderWorkload(spec, runtime!, namespaceProfile);
 
   const resources = withReadiness(objects, observed.resources);
-  return {
-    type: "rendered",
-    requirements: required.requirements,
-    resources,
-    status: {
-      ...baseStatus,
-      ...health(observed, unready(resources), observedWorkload, outcome),
-      capacity: capacityStatus(spec, capacity),
-      ...(outcome ? { outcome } : {}),
-    },
-    warnings: [],
+  const status: DeveloperWorkspaceStatus = {
+    ...baseStatus,
+    ...health(observed, unready(resources), observedWorkload, outcome),
+    capacity: capacityStatus(spec, capacity),
+    ...(outcome ? { outcome } : {}),
   };
+  return { type: "rendered", requirements: required.requirements, resources, status, warnings: [] };
 };

@@ -110,6 +110,9 @@ export const developerWorkspaceSpecSchema = z
         message: `must be ${wantsPersistent ? "persistent" : "ephemeral"} for lifecycle.profile ${spec.lifecycle.profile}`,
       });
     }
+    if (spec.lifecycle.deletion === "Retain" && spec.storage.mode !== "persistent") {
+      ctx.addIssue({ code: "custom", path: ["lifecycle", "deletion"], message: "Retain needs storage.mode persistent: an ephemeral workspace has no volume to keep" });
+    }
     if (spec.lifecycle.profile === "review" && spec.verification === undefined) {
       ctx.addIssue({ code: "custom", path: ["verification"], message: "Required for lifecycle.profile review: a review exists to produce verification evidence" });
     }
@@ -135,6 +138,8 @@ export const developerWorkspaceSpecSchema = z
     "x-kubernetes-validations": [
       { rule: "self.workspaceID == oldSelf.workspaceID", message: "spec.workspaceID is immutable" },
       { rule: "(self.lifecycle.profile == 'persistent') == (self.storage.mode == 'persistent')", message: "spec.storage.mode must be persistent exactly when spec.lifecycle.profile is persistent" },
+      { rule: "!has(self.lifecycle.deletion) || self.lifecycle.deletion != 'Retain' || self.storage.mode == 'persistent'", message: "spec.lifecycle.deletion Retain needs spec.storage.mode persistent" },
+      { rule: "self.lifecycle.profile != 'review' || has(self.verification)", message: "spec.verification is required for lifecycle.profile review" },
     ],
   });
 

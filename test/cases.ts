@@ -1,0 +1,312 @@
+import { existsSync, readFileSync } from "node:fs";
+import { Ready, type ResourceSelector, type RunFunctionRequest, type RunFunctionResponse, Severity } from "@crossplane-org/function-sdk-typescript";
+import { parse } from "yaml";
+import type { KubeObject } from "../functions/berth/model.js";
+import {
+  ALL_REQUIRED,
+  EPHEMERAL,
+  edited,
+  PERSISTENT,
+  PROFILE,
+  REVIEW,
+  request,
+  STORAGE_CLASS,
+} from "./fixtures.js";
+
+/**
+ * The table of whole requests and whole expected responses, shared by the in-process tests
+ * and the gRPC tests so that every rule is proven both ways. Responses too large to write
+ * inline (a full workspace's dozen objects) live in test/golden/ as reviewed YAML.
+ */
+export interface Case {
+  name: string;
+  reason: string;
+  req: RunFunctionRequest;
+  /** The whole expected response, or the name of its reviewed file in test/golden/. */
+  want: RunFunctionResponse | { golden: string };
+}
+
+const TTL = { seconds: 60, nanos: 0 };
+const meta = { tag: "test", ttl: TTL };
+
+const requirement = {
+  profile: { apiVersion: "workspaces.berth.dev/v1alpha1", kind: "WorkspaceProfile", matchName: "standard" },
+  storageClass: { apiVersion: "storage.k8s.io/v1", kind: "StorageClass", matchName: "xfs-quota" },
+  gateway: { apiVersion: "v1", kind: "Service", matchName: "gateway", namespace: "ai-gateway" },
+  docs: { apiVersion: "v1", kind: "Service", matchName: "docs", namespace: "mcp" },
+};
+const ALL_REQUIREMENTS = {
+  profile: requirement.profile,
+  "storage-class": requirement.storageClass,
+  "service-ai-gateway-gateway": requirement.gateway,
+  "service-mcp-docs": requirement.docs,
+};
+const requirements = (resources: Record<string, ResourceSelector>) => ({ extraResources: {}, resources, schemas: {} });
+
+function composite(kind: string, status: Record<string, unknown>, ready = Ready.READY_FALSE) {
+  return { resource: { apiVersion: "workspaces.berth.dev/v1alpha1", kind, status }, connectionDetails: {}, ready };
+}
+
+const fatalResult = (message: string) => ({ severity: Severity.SEVERITY_FATAL, message });
+const warningResult = (message: string) => ({ severity: Severity.SEVERITY_WARNING, message });
+
+/** Observed objects as a cluster would report them: the rendered object, plus status. */
+export const OBSERVED_NAMESPACE: KubeObject = { apiVersion: "v1", kind: "Namespace", metadata: { name: "ws-alice-payments" }, status: { phase: "Active" } };
+export const OBSERVED_VOLUME: KubeObject = {
+  apiVersion: "v1",
+  kind: "PersistentVolumeClaim",
+  metadata: { name: "workspace", namespace: "ws-alice-payments" },
+  status: { phase: "Bound" },
+};
+
+/**
+ * A case whose answer is fatal. The desired state in the response is exactly the one in the
+ * request, so Crossplane changes nothing: no object is applied and none is deleted.
+ */
+function fatalCase(name: string, reason: string, req: RunFunctionRequest, reqs: Record<string, ResourceSelector>, message: string): Case {
+  return {
+    name,
+    reason,
+    req,
+    want: {
+      conditions: [],
+      context: undefined,
+      desired: structuredClone(req.desired) ?? { composite: undefined, resources: {} },
+      meta,
+      requirements: requirements(reqs),
+      results: [fatalResult(message)],
+    },
+  };
+}
+
+export const GOLDEN_DIR = "test/golden";
+
+export const goldenPath = (name: string) => `${GOLDEN_DIR}/${name}.yaml`;
+
+/** The whole expected response of a case, as JSON (what a response looks like on the wire). */
+export function expected(c: Case): unknown {
+  if (!("golden" in c.want)) return JSON.parse(JSON.stringify(c.want));
+  const path = goldenPath(c.want.golden);
+  if (!existsSync(path)) throw new Error(`${path} is missing: run UPDATE_GOLDEN=1 npx vitest run test/unit/function.test.ts and review it`);
+  return parse(readFileSync(path, "utf8"));
+}
+
+const OWNED = { namespace: OBSERVED_NAMESPACE, volume: OBSERVED_VOLUME };
+
+/** The ephemeral example's Job, finished with a failure. */
+const FAILED_JOB: KubeObject = {
+  apiVersion: "batch/v1",
+  kind: "Job",
+  metadata: { name: "workspace", namespace: "ws-agent-fix-1234" },
+  status: {
+    failed: 1,
+    conditions: [{ type: "Failed", status: "True", reason: "BackoffLimitExceeded", message: "Job has reached the specified backoff limit", lastTransitionTime: "2026-11-02T09:00:00Z" }],
+  },
+};
+const RECORDED = { outcome: { result: "Succeeded", reason: "Completed", finishedAt: "2026-11-01T10:00:00Z" } };
+
+export const CASES: Case[] = [
+  {
+    name: "WaitingForProfile",
+    reason: "A new workspace first asks Crossplane for its profile and says in status that it is waiting.",
+    req: request(PERSISTENT),
+    want: {
+      conditions: [],
+      context: undefined,
+      desired: {
+        composite: composite("DeveloperWorkspace", {
+          namespace: "ws-alice-payments",
+          profile: "standard",
+          phase: "Pending",
+          reason: "WaitingForProfile",
+          message: 'waiting for WorkspaceProfile "standard"',
+        }),
+        resources: {},
+      },
+      meta,
+      requirements: requirements({ profile: requirement.profile }),
+      results: [warningResult('DeveloperWorkspace "alice-payments-xr": waiting for WorkspaceProfile "standard"')],
+    },
+  },
+  {
+    name: "ProfileNotFoundOwnsNothing",
+    reason: "A workspace whose profile does not exist, and which owns nothing yet, is Pending with the reason.",
+    req: request(PERSISTENT, { required: { profile: [] } }),
+    want: {
+      conditions: [],
+      context: undefined,
+      desired: {
+        composite: composite("DeveloperWorkspace", {
+          namespace: "ws-alice-payments",
+          profile: "standard",
+          phase: "Pending",
+          reason: "ProfileNotFound",
+          message: 'WorkspaceProfile "standard" not found',
+        }),
+        resources: {},
+      },
+      meta,
+      requirements: requirements({ profile: requirement.profile }),
+      results: [warningResult('DeveloperWorkspace "alice-payments-xr": WorkspaceProfile "standard" not found')],
+    },
+  },
+  fatalCase(
+    "ProfileNotFoundKeepsExistingObjects",
+    "Rule 7: once a workspace owns objects, a missing profile is fatal so that Crossplane deletes nothing (an empty desired state would delete the volume).",
+    request(PERSISTENT, { required: { profile: [] }, observed: OWNED }),
+    { profile: requirement.profile },
+    'cannot render DeveloperWorkspace "alice-payments-xr": WorkspaceProfile "standard" not found; keeping its 2 existing objects unchanged',
+  ),
+  fatalCase(
+    "NameMustBeWorkspaceIDDashXR",
+    "Rule 1: metadata.name must be <workspaceID>-xr.",
+    request(edited(PERSISTENT, (w) => (w.metadata!.name = "alice-xr")), { required: ALL_REQUIRED }),
+    {},
+    'cannot render DeveloperWorkspace "alice-xr": invalid document: metadata.name: must be "alice-payments-xr" (<spec.workspaceID>-xr)',
+  ),
+  fatalCase(
+    "UnknownDestinationRefused",
+    "Rule 5: a capability may only name a destination the profile reviewed; nothing is rendered.",
+    request(
+      edited(PERSISTENT, (w) => ((w.spec as { capabilities: { registries: object[] } }).capabilities.registries = [{ destination: "pastebin" }])),
+      { required: ALL_REQUIRED },
+    ),
+    ALL_REQUIREMENTS,
+    'cannot render DeveloperWorkspace "alice-payments-xr": spec.capabilities.registries[0].destination: WorkspaceProfile "standard" reviews no destination "pastebin"',
+  ),
+  {
+    name: "LocalPathRefusedForPersistentCapacity",
+    reason: "Rule 4: local-path sizes volumes at admission only; a persistent workspace on it is refused with the reason, and nothing is rendered.",
+    req: request(PERSISTENT, {
+      required: { ...ALL_REQUIRED, "storage-class": [{ ...STORAGE_CLASS, provisioner: "rancher.io/local-path" }] },
+    }),
+    want: {
+      conditions: [],
+      context: undefined,
+      desired: {
+        composite: composite("DeveloperWorkspace", {
+          namespace: "ws-alice-payments",
+          profile: "standard",
+          capacity: {
+            mode: "persistent",
+            size: "20Gi",
+            storageClassName: "xfs-quota",
+            provisioner: "rancher.io/local-path",
+            declared: "Runtime",
+            enforcement: "NotEnforced",
+            enforced: false,
+            reason: "AdmissionOnlyProvisioner",
+            message:
+              'StorageClass "xfs-quota" uses rancher.io/local-path, which sizes volumes at admission only: it is not a conforming persistent-capacity backend',
+          },
+          phase: "Failed",
+          reason: "CapacityNotEnforced",
+          message:
+            'persistent storage refused: StorageClass "xfs-quota" uses rancher.io/local-path, which sizes volumes at admission only: it is not a conforming persistent-capacity backend',
+        }),
+        resources: {},
+      },
+      meta,
+      requirements: requirements(ALL_REQUIREMENTS),
+      results: [
+        warningResult(
+          'DeveloperWorkspace "alice-payments-xr": persistent storage refused: StorageClass "xfs-quota" uses rancher.io/local-path, which sizes volumes at admission only: it is not a conforming persistent-capacity backend',
+        ),
+      ],
+    },
+  },
+  {
+    name: "CapacityNotDeclaredRefusedForPersistent",
+    reason: "Rule 4: the operator's declaration of runtime enforcement is the acceptance gate; without it persistent storage is refused.",
+    req: request(PERSISTENT, {
+      required: {
+        ...ALL_REQUIRED,
+        profile: [edited(PROFILE, (p) => ((p.spec as { storage: { capacityEnforcement: string } }).storage.capacityEnforcement = "AdmissionOnly"))],
+      },
+    }),
+    want: {
+      conditions: [],
+      context: undefined,
+      desired: {
+        composite: composite("DeveloperWorkspace", {
+          namespace: "ws-alice-payments",
+          profile: "standard",
+          capacity: {
+            mode: "persistent",
+            size: "20Gi",
+            storageClassName: "xfs-quota",
+            provisioner: "ok-storage.example.com/local-quota",
+            declared: "AdmissionOnly",
+            enforcement: "NotEnforced",
+            enforced: false,
+            reason: "RuntimeEnforcementNotDeclared",
+            message: "the profile declares capacityEnforcement AdmissionOnly; persistent workspaces need Runtime",
+          },
+          phase: "Failed",
+          reason: "CapacityNotEnforced",
+          message: "persistent storage refused: the profile declares capacityEnforcement AdmissionOnly; persistent workspaces need Runtime",
+        }),
+        resources: {},
+      },
+      meta,
+      requirements: requirements(ALL_REQUIREMENTS),
+      results: [
+        warningResult(
+          'DeveloperWorkspace "alice-payments-xr": persistent storage refused: the profile declares capacityEnforcement AdmissionOnly; persistent workspaces need Runtime',
+        ),
+      ],
+    },
+  },
+  fatalCase(
+    "LocalPathRefusalKeepsExistingObjects",
+    "Rules 4 and 7: a profile moved onto local-path under a running workspace is refused without deleting its volume.",
+    request(PERSISTENT, {
+      required: { ...ALL_REQUIRED, "storage-class": [{ ...STORAGE_CLASS, provisioner: "rancher.io/local-path" }] },
+      observed: OWNED,
+    }),
+    ALL_REQUIREMENTS,
+    'cannot render DeveloperWorkspace "alice-payments-xr": persistent storage refused: StorageClass "xfs-quota" uses rancher.io/local-path, which sizes volumes at admission only: it is not a conforming persistent-capacity backend; keeping its 2 existing objects unchanged',
+  ),
+  {
+    name: "PersistentWorkspace",
+    reason: "The full Namespace profile, volume and runtime for the persistent example, nothing observed yet.",
+    req: request(PERSISTENT, { required: ALL_REQUIRED }),
+    want: { golden: "persistent" },
+  },
+  {
+    name: "EphemeralWorkspace",
+    reason: "An ephemeral workspace has no claim and no storage quota, and reads no StorageClass.",
+    req: request(EPHEMERAL, { required: ALL_REQUIRED }),
+    want: { golden: "ephemeral" },
+  },
+  {
+    name: "ReviewWorkspaceWithKubernetesRead",
+    reason: "Rule 5: RBAC and a projected token exist only because the document declares kubernetes access.",
+    req: request(REVIEW, { required: ALL_REQUIRED }),
+    want: { golden: "review" },
+  },
+  {
+    name: "OutcomeIsNeverRewritten",
+    reason: "Rule 6: a recorded Succeeded outcome is carried forward unchanged although the Job now reports a failure; current health (phase Failed) says that separately.",
+    req: request(edited(EPHEMERAL, (w) => (w.status = RECORDED)), { required: ALL_REQUIRED, observed: { workload: FAILED_JOB } }),
+    want: { golden: "outcome-carried-forward" },
+  },
+  {
+    name: "FinishedWorkloadIsNotRecreated",
+    reason: "Rule 6: once the outcome is recorded, a workload that is gone (deleted or cleaned up) is not rendered again, which would re-run the agent.",
+    req: request(edited(EPHEMERAL, (w) => (w.status = RECORDED)), { required: ALL_REQUIRED }),
+    want: { golden: "outcome-workload-gone" },
+  },
+  {
+    name: "OutcomeRecordedFromFinishedJob",
+    reason: "Rule 6: the first time the Job is seen finished, its outcome is recorded in provider-neutral words.",
+    req: request(EPHEMERAL, { required: ALL_REQUIRED, observed: { workload: FAILED_JOB } }),
+    want: { golden: "outcome-recorded" },
+  },
+  {
+    name: "WorkspaceProfileValidated",
+    reason: "A WorkspaceProfile renders only its status: valid, conforming capacity, and its hash.",
+    req: request(PROFILE, { required: { "storage-class": [STORAGE_CLASS] } }),
+    want: { golden: "profile" },
+  },
+];

@@ -1,0 +1,58 @@
+import { readFileSync } from "node:fs";
+import { RunFunctionRequest, type Resource } from "@crossplane-org/function-sdk-typescript";
+import { parseAllDocuments } from "yaml";
+import type { KubeObject } from "../functions/berth/model.js";
+
+export function loadObjects(path: string): KubeObject[] {
+  return parseAllDocuments(readFileSync(path, "utf8")).map((d) => d.toJS() as KubeObject);
+}
+
+export function loadObject(path: string): KubeObject {
+  const [o] = loadObjects(path);
+  if (!o) throw new Error(`${path} holds no object`);
+  return o;
+}
+
+export const PROFILE = loadObject("examples/profile.yaml");
+export const STORAGE_CLASS = loadObject("examples/cluster/storageclass.yaml");
+export const SERVICES = loadObjects("examples/cluster/services.yaml");
+export const PERSISTENT = loadObject("examples/developerworkspace-persistent.yaml");
+export const EPHEMERAL = loadObject("examples/developerworkspace-ephemeral.yaml");
+export const REVIEW = loadObject("examples/developerworkspace-review.yaml");
+export const EXAMPLE_WORKSPACES = { persistent: PERSISTENT, ephemeral: EPHEMERAL, review: REVIEW };
+
+/** A deep copy with changes applied by `edit`, for table cases that differ from an example. */
+export function edited<T>(o: T, edit: (copy: T) => void): T {
+  const copy = structuredClone(o);
+  edit(copy);
+  return copy;
+}
+
+export const resource = (o: KubeObject): Resource => ({ resource: o, connectionDetails: {}, ready: 0 });
+
+/** Required resources under the keys the function asks for, as Crossplane hands them back. */
+export function required(entries: Record<string, KubeObject[]>): RunFunctionRequest["requiredResources"] {
+  return Object.fromEntries(Object.entries(entries).map(([k, items]) => [k, { items: items.map(resource) }]));
+}
+
+/** Everything the example profile refers to, found. */
+export const ALL_REQUIRED = {
+  profile: [PROFILE],
+  "storage-class": [STORAGE_CLASS],
+  "service-ai-gateway-gateway": [SERVICES[0]!],
+  "service-mcp-docs": [SERVICES[1]!],
+};
+
+export function request(
+  composite: KubeObject,
+  opts: { required?: Record<string, KubeObject[]>; observed?: Record<string, KubeObject> } = {},
+): RunFunctionRequest {
+  return RunFunctionRequest.fromPartial({
+    meta: { tag: "test" },
+    observed: {
+      composite: resource(composite),
+      resources: Object.fromEntries(Object.entries(opts.observed ?? {}).map(([k, o]) => [k, resource(o)])),
+    },
+    requiredResources: required(opts.required ?? {}),
+  });
+}
