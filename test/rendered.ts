@@ -1,0 +1,27 @@
+import type { IContainer } from "kubernetes-models/v1/Container";
+import type { IPodSpec } from "kubernetes-models/v1/PodSpec";
+import { runFunction } from "../functions/berth/function.js";
+import type { KubeObject } from "../functions/berth/model.js";
+import { ALL_REQUIRED, request } from "./fixtures.js";
+
+/** Renders a workspace with everything its profile refers to and returns the composed objects. */
+export function renderObjects(workspace: KubeObject, required: Record<string, KubeObject[]> = ALL_REQUIRED): Record<string, KubeObject> {
+  const rsp = runFunction(request(workspace, { required }));
+  const fatal = rsp.results.find((r) => r.severity === 1);
+  if (fatal) throw new Error(fatal.message);
+  return Object.fromEntries(Object.entries(rsp.desired?.resources ?? {}).map(([name, r]) => [name, r.resource as KubeObject]));
+}
+
+export function ofKind(objects: Record<string, KubeObject>, kind: string): KubeObject[] {
+  return Object.values(objects).filter((o) => o.kind === kind);
+}
+
+export function podSpec(objects: Record<string, KubeObject>): IPodSpec {
+  const [job] = ofKind(objects, "Job");
+  if (!job) throw new Error("no Job rendered");
+  return (job.spec as { template: { spec: IPodSpec } }).template.spec;
+}
+
+export function allContainers(spec: IPodSpec): IContainer[] {
+  return [...(spec.initContainers ?? []), ...spec.containers];
+}

@@ -1,0 +1,174 @@
+// One describe per rule of BRIEF.md that the function enforces, checked over every example
+// workspace. Each assertion reads the rendered objects, so a renderer that breaks the rule
+// fails here whatever the golden files say.
+import { describe, expect, it } from "vitest";
+import type { KubeObject } from "../../functions/berth/model.js";
+import { ALL_REQUIRED, EXAMPLE_WORKSPACES, PROFILE, edited } from "../fixtures.js";
+import { allContainers, ofKind, podSpec, renderObjects } from "../rendered.js";
+
+const examples = Object.entries(EXAMPLE_WORKSPACES);
+
+type Spec = { capabilities: Record<string, unknown>; credentials: { name: string; purpose: string; secretRef: { name: string } }[] };
+const specOf = (w: KubeObject) => w.spec as Spec;
+
+describe("rule 5: no ambient authority", () => {
+  it.each(examples)("%s: the ServiceAccount and the pod mount no token", (_, workspace) => {
+    const objects = renderObjects(workspace);
+    const [sa] = ofKind(objects, "ServiceAccount");
+    expect(sa?.automountServiceAccountToken).toBe(false);
+    expect(podSpec(objects).automountServiceAccountToken).toBe(false);
+  });
+
+  it.each(examples)("%s: RBAC and a projected token exist only with a declared kubernetes capability", (_, workspace) => {
+    const objects = renderObjects(workspace);
+    const access = (specOf(workspace).capabilities.kubernetes as { access?: string } | undefined)?.access ?? "none";
+    const roles = [...ofKind(objects, "Role"), ...ofKind(objects, "RoleBinding"), ...ofKind(objects, "ClusterRole"), ...ofKind(objects, "ClusterRoleBinding")];
+    const tokenVolumes = (podSpec(objects).volumes ?? []).filter((v) => v.projected?.sources?.some((s) => s.serviceAccountToken));
+    if (access === "none") {
+      expect(roles).toEqual([]);
+      expect(tokenVolumes).toEqual([]);
+    } else {
+      expect(roles.map((r) => r.kind).sort()).toEqual(["Role", "RoleBinding"]);
+      expect(tokenVolumes).toHaveLength(1);
+      const mounting = allContainers(podSpec(objects)).filter((c) => c.volumeMounts?.some((m) => m.name === tokenVolumes[0]!.name));
+      expect(mounting.map((c) => c.name)).toEqual(["runtime"]);
+    }
+  });
+
+  it("no access level lets a workload touch Secrets, the network boundary, quotas or RBAC", () => {
+    for (const access of ["read", "edit"]) {
+      const workspace = edited(EXAMPLE_WORKSPACES.review, (w) => (specOf(w).capabilities.kubernetes = { access, destination: "kube-api" }));
+      const [role] = ofKind(renderObjects(workspace), "Role");
+      const rules = (role?.rules ?? []) as { apiGroups: string[]; resources: string[]; verbs: string[] }[];
+      expect(rules.length).toBeGreaterThan(0);
+      for (const rule of rules) {
+        expect(rule.apiGroups).not.toContain("*");
+        expect(rule.apiGroups).not.toContain("rbac.authorization.k8s.io");
+        expect(rule.apiGroups).not.toContain("networking.k8s.io");
+        for (const forbidden of ["*", "secrets", "networkpolicies", "resourcequotas", "limitranges", "serviceaccounts", "serviceaccounts/token", "pods/exec", "namespaces"]) {
+          expect(rule.resources).not.toContain(forbidden);
+        }
+        if (access === "read") expect(rule.verbs).toEqual(["get", "list", "watch"]);
+      }
+    }
+  });
+
+  it.each(examples)("%s: the Namespace enforces Pod Security restricted and every container is hardened", (_, workspace) => {
+    const objects = renderObjects(workspace);
+    const [ns] = ofKind(objects, "Namespace");
+    const labels = (ns?.metadata?.labels ?? {}) as Record<string, string>;
+    expect(labels["pod-security.kubernetes.io/enforce"]).toBe("restricted");
+    const pod = podSpec(objects);
+    expect(pod.securityContext?.runAsNonRoot).toBe(true);
+    expect(pod.securityContext?.seccompProfile?.type).toBe("RuntimeDefault");
+    for (const c of allContainers(pod)) {
+      expect(c.securityContext).toMatchObject({
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
+        runAsNonRoot: true,
+        capabilities: { drop: ["ALL"] },
+      });
+      expect(c.securityContext?.capabilities?.add).toBeUndefined();
+    }
+    expect(pod.hostNetwork ?? false).toBe(false);
+    expect(pod.hostPID ?? false).toBe(false);
+  });
+
+  it.each(examples)("%s: default deny in both directions, and no policy allows ingress", (_, workspace) => {
+    const policies = ofKind(renderObjects(workspace), "NetworkPolicy");
+    const deny = policies.find((p) => p.metadata?.name === "default-deny");
+    expect(deny?.spec).toEqual({ podSelector: {}, policyTypes: ["Ingress", "Egress"] });
+    for (const p of policies) expect((p.spec as { ingress?: unknown }).ingress).toBeUndefined();
+  });
+
+  it.each(examples)("%s: egress reaches DNS and the reviewed destinations of declared capabilities, nothing else", (_, workspace) => {
+    const policies = ofKind(renderObjects(workspace), "NetworkPolicy");
+    const profileSpec = PROFILE.spec as { destinations: { name: string; cidrs?: string[] }[] };
+    const caps = specOf(workspace).capabilities as {
+      git?: { destination: string };
+      inference?: { destination: string };
+      mcp?: { destination: string }[];
+      registries?: { destination: string }[];
+      kubernetes?: { access: string; destination?: string };
+    };
+    const declared = new Set([
+      caps.git?.destination,
+      caps.inference?.destination,
+      ...(caps.mcp ?? []).map((m) => m.destination),
+      ...(caps.registries ?? []).map((r) => r.destination),
+      caps.kubernetes?.access !== "none" ? caps.kubernetes?.destination : undefined,
+    ].filter((d): d is string => d !== undefined));
+    const opened = policies.filter((p) => p.metadata?.name?.startsWith("egress-"));
+    expect(opened.map((p) => (p.metadata?.annotations as Record<string, string>)["workspaces.berth.dev/destination"]).sort()).toEqual([...declared].sort());
+    const allowedCidrs = new Set(profileSpec.destinations.filter((d) => declared.has(d.name)).flatMap((d) => d.cidrs ?? []));
+    for (const p of opened) {
+      const peers = (p.spec as { egress: { to: { ipBlock?: { cidr: string; except?: string[] } }[] }[] }).egress.flatMap((e) => e.to);
+      expect(peers.length).toBeGreaterThan(0);
+      for (const peer of peers) if (peer.ipBlock) expect(allowedCidrs.has(peer.ipBlock.cidr)).toBe(true);
+    }
+    const dns = policies.find((p) => p.metadata?.name === "allow-dns");
+    expect((dns?.spec as { egress: { ports: { port: number }[] }[] }).egress[0]?.ports.map((p) => p.port)).toEqual([53, 53]);
+    expect(policies).toHaveLength(2 + declared.size);
+  });
+});
+
+describe("credentials reach only the container that needs them", () => {
+  it.each(examples)("%s: the Git credential is only in the checkout init container", (_, workspace) => {
+    const pod = podSpec(renderObjects(workspace));
+    const git = (specOf(workspace).credentials ?? []).filter((c) => c.purpose === "git").map((c) => c.secretRef.name);
+    const secretsOf = (name: string) =>
+      allContainers(pod)
+        .filter((c) => c.name === name)
+        .flatMap((c) => [...(c.env ?? []).map((e) => e.valueFrom?.secretKeyRef?.name), ...(c.envFrom ?? []).map((e) => e.secretRef?.name)]);
+    for (const secret of git) {
+      expect(secretsOf("checkout")).toContain(secret);
+      expect(secretsOf("runtime")).not.toContain(secret);
+    }
+    // And no volume carries a Secret into any container.
+    expect((pod.volumes ?? []).filter((v) => v.secret)).toEqual([]);
+  });
+
+  it("no rendered object contains a secret value", () => {
+    for (const workspace of Object.values(EXAMPLE_WORKSPACES)) {
+      expect(ofKind(renderObjects(workspace), "Secret")).toEqual([]);
+    }
+  });
+});
+
+describe("rule 4: hostUsers where capacity is enforced at runtime", () => {
+  it.each(examples)("%s: runtime-enforced capacity labels the Namespace and sets hostUsers: false", (_, workspace) => {
+    const objects = renderObjects(workspace);
+    const [ns] = ofKind(objects, "Namespace");
+    expect((ns?.metadata?.labels as Record<string, string>)["workspaces.berth.dev/capacity-enforcement"]).toBe("Runtime");
+    expect(podSpec(objects).hostUsers).toBe(false);
+  });
+
+  it("a profile without runtime enforcement neither labels nor sets hostUsers", () => {
+    const profile = edited(PROFILE, (p) => ((p.spec as { storage: { capacityEnforcement: string } }).storage.capacityEnforcement = "None"));
+    const objects = renderObjects(EXAMPLE_WORKSPACES.ephemeral, { ...ALL_REQUIRED, profile: [profile] });
+    const [ns] = ofKind(objects, "Namespace");
+    expect(ns?.metadata?.labels).not.toHaveProperty(["workspaces.berth.dev/capacity-enforcement"]);
+    expect(podSpec(objects)).not.toHaveProperty("hostUsers");
+  });
+});
+
+describe("the workspace's budget", () => {
+  it.each(examples)("%s: quota equals the document's resources and storage", (_, workspace) => {
+    const objects = renderObjects(workspace);
+    const spec = workspace.spec as { resources: { cpu: string; memory: string }; storage: { mode: string; size: string } };
+    const [quota] = ofKind(objects, "ResourceQuota");
+    const hard = (quota?.spec as { hard: Record<string, string> }).hard;
+    expect(hard["requests.cpu"]).toBe(String(spec.resources.cpu));
+    expect(hard["limits.memory"]).toBe(String(spec.resources.memory));
+    expect(hard["requests.storage"]).toBe(spec.storage.mode === "persistent" ? spec.storage.size : "0");
+    expect(hard["services.loadbalancers"]).toBe("0");
+    const claims = ofKind(objects, "PersistentVolumeClaim");
+    if (spec.storage.mode === "persistent") {
+      expect(claims).toHaveLength(1);
+      expect((claims[0]?.spec as { storageClassName: string }).storageClassName).toBe("xfs-quota");
+    } else {
+      expect(claims).toEqual([]);
+      expect(podSpec(objects).volumes?.find((v) => v.name === "workspace")?.emptyDir?.sizeLimit).toBe(spec.storage.size);
+    }
+  });
+});
