@@ -3,7 +3,7 @@
 // CEL rules), and prove the schema-level rules (name, immutable ID) with a CEL evaluator.
 import { readFileSync } from "node:fs";
 import { evaluate } from "@marcbachmann/cel-js";
-import Ajv from "ajv";
+import { Ajv } from "ajv";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { COMPOSITE_KINDS, compositeResourceDefinition } from "../../functions/berth/xrd.js";
