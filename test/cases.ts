@@ -91,6 +91,9 @@ export function expected(c: Case): unknown {
   return parse(readFileSync(path, "utf8"));
 }
 
+// The example profile's fingerprint; it changes only when the profile's spec does.
+const PROFILE_HASH = "sha256:0b614a191197a3b3";
+
 const OWNED = { namespace: OBSERVED_NAMESPACE, volume: OBSERVED_VOLUME };
 
 /** The ephemeral example's Job, finished with a failure. */
@@ -302,6 +305,56 @@ export const CASES: Case[] = [
     reason: "Rule 6: the first time the Job is seen finished, its outcome is recorded in provider-neutral words.",
     req: request(EPHEMERAL, { required: ALL_REQUIRED, observed: { workload: FAILED_JOB } }),
     want: { golden: "outcome-recorded" },
+  },
+  {
+    name: "WorkspaceProfileOnLocalPathSaysSo",
+    reason: "Rule 4: a profile whose StorageClass is local-path says in its status that it is not a conforming persistent-capacity backend.",
+    req: request(PROFILE, { required: { "storage-class": [{ ...STORAGE_CLASS, provisioner: "rancher.io/local-path" }] } }),
+    want: {
+      conditions: [],
+      context: undefined,
+      desired: {
+        composite: composite(
+          "WorkspaceProfile",
+          {
+            phase: "Ready",
+            reason: "Validated",
+            message:
+              'profile is valid; persistent workspaces are refused: StorageClass "xfs-quota" uses rancher.io/local-path, which sizes volumes at admission only: it is not a conforming persistent-capacity backend',
+            profileHash: PROFILE_HASH,
+            capacity: {
+              storageClassName: "xfs-quota",
+              provisioner: "rancher.io/local-path",
+              declared: "Runtime",
+              conforming: false,
+              reason: "AdmissionOnlyProvisioner",
+              message: 'StorageClass "xfs-quota" uses rancher.io/local-path, which sizes volumes at admission only: it is not a conforming persistent-capacity backend',
+            },
+          },
+          Ready.READY_TRUE,
+        ),
+        resources: {},
+      },
+      meta,
+      requirements: requirements({ "storage-class": requirement.storageClass }),
+      results: [warningResult('StorageClass "xfs-quota" uses rancher.io/local-path, which sizes volumes at admission only: it is not a conforming persistent-capacity backend')],
+    },
+  },
+  {
+    name: "WorkspaceProfileWaitsForItsStorageClass",
+    reason: "A profile published before its StorageClass is Pending, not ready, and says what it waits for.",
+    req: request(PROFILE, { required: { "storage-class": [] } }),
+    want: {
+      conditions: [],
+      context: undefined,
+      desired: {
+        composite: composite("WorkspaceProfile", { phase: "Pending", reason: "StorageClassNotFound", message: 'StorageClass "xfs-quota" not found', profileHash: PROFILE_HASH }),
+        resources: {},
+      },
+      meta,
+      requirements: requirements({ "storage-class": requirement.storageClass }),
+      results: [warningResult('StorageClass "xfs-quota" not found')],
+    },
   },
   {
     name: "WorkspaceProfileValidated",

@@ -1,0 +1,24 @@
+import { describe, expect, it } from "vitest";
+import { isReady } from "../../functions/berth/readiness.js";
+
+const o = (kind: string, status?: object) => ({ apiVersion: "v1", kind, metadata: { name: "x" }, ...(status ? { status } : {}) });
+
+describe("readiness of composed resources", () => {
+  it("nothing observed is never ready", () => expect(isReady(undefined)).toBe(false));
+
+  it.each(["ServiceAccount", "NetworkPolicy", "ResourceQuota", "LimitRange", "Role", "RoleBinding"])("%s has no health status: ready once it exists", (kind) =>
+    expect(isReady(o(kind))).toBe(true),
+  );
+
+  it.each([
+    ["Namespace", { phase: "Active" }, true],
+    ["Namespace", { phase: "Terminating" }, false],
+    ["Namespace", undefined, false],
+    ["PersistentVolumeClaim", { phase: "Bound" }, true],
+    ["PersistentVolumeClaim", { phase: "Pending" }, false],
+    ["Job", { active: 1, ready: 1 }, true],
+    ["Job", { active: 1, ready: 0 }, false],
+    ["Job", { succeeded: 1 }, true],
+    ["Job", { failed: 1 }, false],
+  ] as const)("%s with status %j: ready %s", (kind, status, ready) => expect(isReady(o(kind, status))).toBe(ready));
+});
