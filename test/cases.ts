@@ -132,6 +132,28 @@ export const CASES: Case[] = [
     },
   },
   {
+    name: "FetchingIsNeverFatal",
+    reason: "A workspace that owns objects, called before Crossplane has fetched its profile (after a restart), asks for it without a fatal result: a fatal result would stop Crossplane's requirement loop before the fetch. Crossplane calls again and discards this answer.",
+    req: request(PERSISTENT, { observed: OWNED }),
+    want: {
+      conditions: [],
+      context: undefined,
+      desired: {
+        composite: composite("DeveloperWorkspace", {
+          namespace: "ws-alice-payments",
+          profile: "standard",
+          phase: "Pending",
+          reason: "WaitingForProfile",
+          message: 'waiting for WorkspaceProfile "standard"',
+        }),
+        resources: {},
+      },
+      meta,
+      requirements: requirements({ profile: requirement.profile }),
+      results: [warningResult('DeveloperWorkspace "alice-payments-xr": waiting for WorkspaceProfile "standard"')],
+    },
+  },
+  {
     name: "ProfileNotFoundOwnsNothing",
     reason: "A workspace whose profile does not exist, and which owns nothing yet, is Pending with the reason.",
     req: request(PERSISTENT, { required: { profile: [] } }),

@@ -66,7 +66,7 @@ export function resolveEgress(
     const requirement = { apiVersion: "v1", kind: "Service", namespace: ref.namespace, name: ref.name };
     const lookup = required.get(`service-${ref.namespace}-${ref.name}`, requirement);
     if (lookup.state === "pending") {
-      problem ??= { type: "waiting", reason: "WaitingForDestination", message: `waiting for ${describeRequirement(requirement)}` };
+      problem ??= { type: "fetching", reason: "WaitingForDestination", message: `waiting for ${describeRequirement(requirement)}` };
       continue;
     }
     if (lookup.state === "missing") {

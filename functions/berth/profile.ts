@@ -15,7 +15,7 @@ export interface ResolvedProfile {
 export function resolveProfile(name: string, required: RequiredResources): ResolvedProfile | Problem {
   const requirement = { apiVersion: API_VERSION, kind: "WorkspaceProfile", name };
   const lookup = required.get("profile", requirement);
-  if (lookup.state === "pending") return { type: "waiting", reason: "WaitingForProfile", message: `waiting for ${describeRequirement(requirement)}` };
+  if (lookup.state === "pending") return { type: "fetching", reason: "WaitingForProfile", message: `waiting for ${describeRequirement(requirement)}` };
   if (lookup.state === "missing") return { type: "waiting", reason: "ProfileNotFound", message: `${describeRequirement(requirement)} not found` };
   const parsed = parseDocument(workspaceProfileSchema, lookup.object);
   if (!parsed.ok) return { type: "invalid", message: `${describeRequirement(requirement)} is invalid: ${parsed.problems.join("; ")}` };
@@ -26,7 +26,7 @@ export function resolveProfile(name: string, required: RequiredResources): Resol
 export function resolveStorageClass(spec: WorkspaceProfileSpec, required: RequiredResources): { type: "found"; object: KubeObject } | Problem {
   const requirement = { apiVersion: "storage.k8s.io/v1", kind: "StorageClass", name: spec.storage.storageClassName };
   const lookup = required.get("storage-class", requirement);
-  if (lookup.state === "pending") return { type: "waiting", reason: "WaitingForStorageClass", message: `waiting for ${describeRequirement(requirement)}` };
+  if (lookup.state === "pending") return { type: "fetching", reason: "WaitingForStorageClass", message: `waiting for ${describeRequirement(requirement)}` };
   if (lookup.state === "missing") return { type: "waiting", reason: "StorageClassNotFound", message: `${describeRequirement(requirement)} not found` };
   return { type: "found", object: lookup.object };
 }

@@ -16,6 +16,8 @@ export function fatal(observed: Observed, requirements: Record<string, Requireme
  * problem in its status (phase Pending while waiting, Failed when refused). One that already
  * owns objects gets a fatal result instead: an empty desired state would make Crossplane
  * delete them, volume included, and nothing may be lost because a profile went missing.
+ * The one exception is a render still fetching its inputs, whose answer Crossplane discards
+ * once it has called again with them.
  */
 export function stalled(
   observed: Observed,
@@ -24,8 +26,10 @@ export function stalled(
   status: Record<string, unknown> = {},
 ): Verdict {
   if (problem.type === "invalid") return fatal(observed, requirements, problem.message);
+  // A fatal answer would also stop Crossplane's requirement loop before it fetched what was
+  // asked for, so a render still fetching inputs is never fatal.
   const existing = Object.keys(observed.resources).length;
-  if (existing > 0) {
+  if (existing > 0 && problem.type !== "fetching") {
     return fatal(observed, requirements, `${problem.message}; keeping its ${existing} existing objects unchanged`);
   }
   return {
@@ -34,7 +38,7 @@ export function stalled(
     resources: {},
     status: {
       ...status,
-      phase: problem.type === "waiting" ? "Pending" : "Failed",
+      phase: problem.type === "refused" ? "Failed" : "Pending",
       reason: problem.reason,
       message: problem.message,
     },
