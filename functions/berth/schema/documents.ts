@@ -23,6 +23,17 @@ export const NAME_RULE = {
   message: "metadata.name must be <spec.workspaceID>-xr",
 };
 
+/**
+ * Crossplane writes spec.crossplane (composition selection, resource references) into every
+ * v2 XR. It is Crossplane's field, not the author's, so it is set aside before the strict
+ * spec schema sees the document.
+ */
+function withoutCrossplaneFields(spec: unknown): unknown {
+  if (spec === null || typeof spec !== "object" || Array.isArray(spec)) return spec;
+  const { crossplane: _, ...authored } = spec as Record<string, unknown>;
+  return authored;
+}
+
 function requireNameRule(doc: { metadata: { name: string }; spec: { workspaceID: string } }, ctx: z.RefinementCtx) {
   const want = `${doc.spec.workspaceID}-xr`;
   if (doc.metadata.name !== want) {
@@ -34,7 +45,7 @@ export const workspaceProfileSchema = z.looseObject({
   apiVersion: z.literal(API_VERSION),
   kind: z.literal("WorkspaceProfile"),
   metadata,
-  spec: workspaceProfileSpecSchema,
+  spec: z.preprocess(withoutCrossplaneFields, workspaceProfileSpecSchema),
   status: z.looseObject({}).optional(),
 });
 
@@ -43,7 +54,7 @@ export const developerWorkspaceSchema = z
     apiVersion: z.literal(API_VERSION),
     kind: z.literal("DeveloperWorkspace"),
     metadata,
-    spec: developerWorkspaceSpecSchema,
+    spec: z.preprocess(withoutCrossplaneFields, developerWorkspaceSpecSchema),
     status: z.looseObject({}).optional(),
   })
   .superRefine(requireNameRule);

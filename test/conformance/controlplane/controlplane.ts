@@ -453,17 +453,24 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     t = Date.now();
     const xpEnv = { KUBECONFIG: kubeconfig, POD_NAMESPACE: CROSSPLANE_NAMESPACE };
     await kube.call("POST", "/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: CROSSPLANE_NAMESPACE } }, undefined, [409]);
-    const init = launch("crossplane-init", crossplaneBinary, [
-      "core",
-      "init",
-      `--crds-path=${crdsDir}`,
-      "--enable-webhooks=false",
-      `--namespace=${CROSSPLANE_NAMESPACE}`,
-      `--tls-ca-secret-name=${CROSSPLANE_CA_SECRET}`,
-      `--tls-client-secret-name=${CROSSPLANE_CLIENT_SECRET}`,
-    ], xpEnv);
-    const initCode = await Promise.race([init.exited, new Promise<"timeout">((r) => setTimeout(() => r("timeout"), remaining()))]);
-    if (initCode !== 0) throw new Error(`crossplane core init failed (${initCode}):\n${tail(init.logFile)}`);
+    // Kong derives odd flag names from these fields (--cr-ds-path, --tlsca-secret-name), so use
+    // the environment variables core documents for them instead. init applies the CRDs and then
+    // immediately uses them (Lock), which fails until discovery has caught up: in a cluster the
+    // init container is simply restarted, so retry here.
+    const initEnv = {
+      ...xpEnv,
+      CRDS_PATH: crdsDir,
+      ENABLE_WEBHOOKS: "false",
+      TLS_CA_SECRET_NAME: CROSSPLANE_CA_SECRET,
+      TLS_CLIENT_SECRET_NAME: CROSSPLANE_CLIENT_SECRET,
+    };
+    for (let attempt = 1; ; attempt++) {
+      const init = launch(`crossplane-init-${attempt}`, crossplaneBinary, ["core", "init"], initEnv);
+      const code = await Promise.race([init.exited, new Promise<"timeout">((r) => setTimeout(() => r("timeout"), remaining()))]);
+      if (code === 0) break;
+      if (attempt >= 10 || code === "timeout") throw new Error(`crossplane core init failed (${code}):\n${tail(init.logFile)}`);
+      await new Promise((r) => setTimeout(r, 1000));
+    }
     log(`crossplane core init done (${Date.now() - t} ms)`);
 
     // Crossplane's CA (tls.crt/tls.key of the CA Secret) and its client certificate.
@@ -508,13 +515,12 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       "--package-runtime=External",
       `--namespace=${CROSSPLANE_NAMESPACE}`,
       `--xpkg-cache-dir=${join(runDir, "xpkg-cache")}`,
-      `--tls-client-certs-dir=${clientDir}`,
       `--metrics-port=${await freePort()}`,
       `--health-probe-port=${health}`,
       `--poll-interval=${opts.pollInterval ?? "1m"}`,
       ...(debug ? ["--debug"] : []),
       ...(opts.crossplaneArgs ?? []),
-    ], xpEnv);
+    ], { ...xpEnv, TLS_CLIENT_CERTS_DIR: clientDir });
     await poll("crossplane /readyz", core, async () => (await fetch(`http://127.0.0.1:${health}/readyz`)).ok);
     log(`crossplane core ready (${Date.now() - t} ms)`);
     return cp;

@@ -1,0 +1,56 @@
+// `npm run render` must print what `crossplane render` prints. The expected files in
+// test/golden/crossplane-render-*.yaml are the real CLI's output (crossplane CLI v2.5.0 with
+// core v2.4.0 and --crossplane-binary, against this function run with --insecure); the
+// conformance job regenerates and diffs them on every run.
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { compareKeys, goYAML } from "../../functions/berth/go-yaml.js";
+import { renderLocally } from "../../functions/berth/local-render.js";
+import { renderOutput, renderUID } from "../../functions/berth/render-output.js";
+import { EPHEMERAL, PERSISTENT, PROFILE, REVIEW, SERVICES, STORAGE_CLASS } from "../fixtures.js";
+
+const CLUSTER = [PROFILE, STORAGE_CLASS, ...SERVICES];
+
+describe("npm run render prints what crossplane render prints, byte for byte", () => {
+  it.each([
+    ["persistent", PERSISTENT, CLUSTER],
+    ["ephemeral", EPHEMERAL, CLUSTER],
+    ["review", REVIEW, CLUSTER],
+    ["pending", PERSISTENT, []],
+    ["profile", PROFILE, [STORAGE_CLASS]],
+  ] as const)("%s", async (name, xr, cluster) => {
+    const { response } = await renderLocally(xr, cluster);
+    expect(renderOutput(xr, response)).toBe(readFileSync(`test/golden/crossplane-render-${name}.yaml`, "utf8"));
+  });
+});
+
+describe("Go's YAML, as sigs.k8s.io/yaml writes it", () => {
+  it("orders keys as go-yaml does: digits by value, non-letters first", () => {
+    expect(["item10", "item9", "Zeta", "_under", "alpha", "Alpha"].sort(compareKeys)).toEqual(["_under", "Alpha", "Zeta", "alpha", "item9", "item10"]);
+  });
+
+  it("quotes what would read back as another type, and what plain YAML cannot hold", () => {
+    expect(goYAML({ a: "True", b: "123", c: "2024-01-01T00:00:00Z", d: "", e: "a: b", f: "[x]", g: "- x", h: "plain text", i: "it's: here", j: 1, k: false, l: null })).toBe(
+      [`a: "True"`, `b: "123"`, `c: "2024-01-01T00:00:00Z"`, `d: ""`, `e: 'a: b'`, `f: '[x]'`, `g: '- x'`, `h: plain text`, `i: 'it''s: here'`, `j: 1`, `k: false`, `l: null`, ""].join("\n"),
+    );
+  });
+
+  it("folds long strings at the first space past column 80, two spaces deeper", () => {
+    const message = "Pipeline step \"main\": hello from fn this is a deliberately long message that should exceed eighty columns when rendered: yes";
+    expect(goYAML({ status: { message } })).toBe(
+      `status:\n  message: 'Pipeline step "main": hello from fn this is a deliberately long message\n    that should exceed eighty columns when rendered: yes'\n`,
+    );
+  });
+
+  it("writes lists at their key's indentation, and empty collections inline", () => {
+    expect(goYAML({ a: [{ b: 1, c: [] }, "x"], d: {} })).toBe("a:\n- b: 1\n  c: []\n- x\nd: {}\n");
+  });
+});
+
+describe("render's XR UID", () => {
+  it("is the name-based UUID Crossplane derives when the XR has none, and the XR's own otherwise", () => {
+    // The value Crossplane's render printed for example.org/v1alpha1 WorkspaceProfile my-profile.
+    expect(renderUID({ apiVersion: "example.org/v1alpha1", kind: "WorkspaceProfile", metadata: { name: "my-profile" } })).toBe("43e62ebe-16f4-5268-a46c-d4570af14abd");
+    expect(renderUID({ apiVersion: "v1", kind: "X", metadata: { name: "n", uid: "abc" } })).toBe("abc");
+  });
+});
