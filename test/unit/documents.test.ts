@@ -15,3 +15,13 @@ describe("documents as Crossplane hands them over", () => {
     expect(rsp.results.map((r) => r.message)).toEqual(['cannot render DeveloperWorkspace "alice-payments-xr": invalid document: spec: Unrecognized key: "crossplanes"']);
   });
 });
+
+describe("a workspace being deleted", () => {
+  it("reports phase Deleting and keeps rendering every object, so nothing goes before the garbage collector takes it", () => {
+    const deleting = edited(PERSISTENT, (w) => (w.metadata!.deletionTimestamp = "2026-11-29T10:00:00Z"));
+    const rsp = runFunction(request(deleting, { required: ALL_REQUIRED }));
+    const status = (rsp.desired?.composite?.resource as { status: { phase: string; reason: string } }).status;
+    expect([status.phase, status.reason]).toEqual(["Deleting", "Deleting"]);
+    expect(Object.keys(rsp.desired?.resources ?? {})).toEqual(Object.keys(runFunction(request(PERSISTENT, { required: ALL_REQUIRED })).desired?.resources ?? {}));
+  });
+});
