@@ -1,43 +1,9 @@
 import { z } from "zod";
+import { capabilitiesSchema } from "./capabilities.js";
 import { dnsLabel, objectRef, text, workspaceID } from "./fields.js";
 import { positiveQuantity } from "./quantity.js";
 
-/** A capability that opens egress to one destination the profile has reviewed. */
-const destinationRef = z.strictObject({
-  destination: dnsLabel(40).describe("Name of a destination in the profile's spec.destinations."),
-});
 
-export const kubernetesAccess = z.enum(["none", "read", "edit"]);
-
-const capabilitiesSchema = z.strictObject({
-  git: destinationRef.optional().describe("Where the source is checked out from."),
-  inference: destinationRef.optional().describe("The model service the runtime calls."),
-  mcp: z
-    .array(
-      destinationRef.extend({
-        name: dnsLabel(40),
-        tools: z.array(text(128)).max(64).optional().describe("Declared tools; recorded, not enforced (tool-level enforcement is an open boundary)."),
-      }),
-    )
-    .max(16)
-    .default([])
-    .meta({ "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"] }),
-  registries: z.array(destinationRef).max(16).default([]),
-  kubernetes: z
-    .strictObject({
-      access: kubernetesAccess.default("none").describe("Kubernetes API authority inside the workspace namespace; none by default."),
-      destination: dnsLabel(40).optional().describe("The reviewed destination of the Kubernetes API server (required unless access is none)."),
-    })
-    .prefault({})
-    .superRefine((k, ctx) => {
-      if (k.access !== "none" && k.destination === undefined) {
-        ctx.addIssue({ code: "custom", path: ["destination"], message: `Required when access is ${k.access}` });
-      }
-    })
-    .meta({ "x-kubernetes-validations": [{ rule: "self.access == 'none' || has(self.destination)", message: "destination is required unless access is none" }] }),
-});
-
-export type Capabilities = z.output<typeof capabilitiesSchema>;
 
 /**
  * Who a credential is for decides which container receives it: the Git token goes to the
@@ -127,11 +93,6 @@ export const developerWorkspaceSpecSchema = z
     spec.credentials.forEach((c, i) => {
       if (names.has(c.name)) ctx.addIssue({ code: "custom", path: ["credentials", i, "name"], message: `duplicate credential name "${c.name}"` });
       names.add(c.name);
-    });
-    const mcpNames = new Set<string>();
-    spec.capabilities.mcp.forEach((m, i) => {
-      if (mcpNames.has(m.name)) ctx.addIssue({ code: "custom", path: ["capabilities", "mcp", i, "name"], message: `duplicate MCP server name "${m.name}"` });
-      mcpNames.add(m.name);
     });
   })
   .meta({

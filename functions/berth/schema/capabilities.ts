@@ -1,0 +1,50 @@
+import { z } from "zod";
+import { dnsLabel, text } from "./fields.js";
+
+// Capabilities are how a workspace asks for egress and API authority. Both workspace kinds
+// declare them with this one schema; each names a destination the profile has reviewed.
+
+/** A capability that opens egress to one destination the profile has reviewed. */
+const destinationRef = z.strictObject({
+  destination: dnsLabel(40).describe("Name of a destination in the profile's spec.destinations."),
+});
+
+export const kubernetesAccess = z.enum(["none", "read", "edit"]);
+
+export const capabilitiesSchema = z
+  .strictObject({
+  git: destinationRef.optional().describe("Where the source is checked out from."),
+  inference: destinationRef.optional().describe("The model service the runtime calls."),
+  mcp: z
+    .array(
+      destinationRef.extend({
+        name: dnsLabel(40),
+        tools: z.array(text(128)).max(64).optional().describe("Declared tools; recorded, not enforced (tool-level enforcement is an open boundary)."),
+      }),
+    )
+    .max(16)
+    .default([])
+    .meta({ "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"] }),
+  registries: z.array(destinationRef).max(16).default([]),
+  kubernetes: z
+    .strictObject({
+      access: kubernetesAccess.default("none").describe("Kubernetes API authority inside the workspace namespace; none by default."),
+      destination: dnsLabel(40).optional().describe("The reviewed destination of the Kubernetes API server (required unless access is none)."),
+    })
+    .prefault({})
+    .superRefine((k, ctx) => {
+      if (k.access !== "none" && k.destination === undefined) {
+        ctx.addIssue({ code: "custom", path: ["destination"], message: `Required when access is ${k.access}` });
+      }
+    })
+    .meta({ "x-kubernetes-validations": [{ rule: "self.access == 'none' || has(self.destination)", message: "destination is required unless access is none" }] }),
+  })
+  .superRefine((c, ctx) => {
+    const names = new Set<string>();
+    c.mcp.forEach((m, i) => {
+      if (names.has(m.name)) ctx.addIssue({ code: "custom", path: ["mcp", i, "name"], message: `duplicate MCP server name "${m.name}"` });
+      names.add(m.name);
+    });
+  });
+
+export type Capabilities = z.output<typeof capabilitiesSchema>;
