@@ -1,5 +1,7 @@
 import type { KubeObject } from "./model.js";
+import type { Problem } from "./problems.js";
 import type { WorkspaceProfileSpec } from "./schema/profile.js";
+import type { CapacityStatus } from "./schema/status.js";
 
 /**
  * Provisioners that size a volume when it is created and never bound it again: a workspace
@@ -56,5 +58,47 @@ export function evaluateCapacity(storage: WorkspaceProfileSpec["storage"], stora
     conforming: true,
     reason: "RuntimeEnforcementDeclared",
     message: `the operator declares runtime-enforced capacity for StorageClass "${storage.storageClassName}" (${provisioner ?? "unknown provisioner"}); an acceptance gate, not a certification`,
+  };
+}
+
+/**
+ * Persistent volumes are accepted only where the profile's storage bounds capacity at
+ * runtime; and a volume can outlive its workspace only if its StorageClass retains volumes.
+ * `retainField` names the document field that asks for the volume to be kept, if any.
+ */
+export function checkCapacity(capacity: CapacityDeclaration, retainField?: string): Problem | undefined {
+  if (!capacity.conforming) {
+    return { type: "refused", reason: "CapacityNotEnforced", message: `persistent storage refused: ${capacity.message}` };
+  }
+  if (retainField !== undefined && capacity.reclaimPolicy !== "Retain") {
+    return {
+      type: "invalid",
+      message: `${retainField}: Retain needs a StorageClass that retains volumes, but "${capacity.storageClassName}" has reclaimPolicy ${capacity.reclaimPolicy}`,
+    };
+  }
+  return undefined;
+}
+
+/** The capacity declaration as a workspace's status reports it: declared versus enforced, and why. */
+export function capacityStatus(volume: { mode: "persistent" | "ephemeral"; size: string }, capacity: CapacityDeclaration | undefined): CapacityStatus {
+  if (volume.mode === "ephemeral" || capacity === undefined) {
+    return {
+      mode: "ephemeral",
+      size: volume.size,
+      enforcement: "EmptyDirSizeLimit",
+      enforced: true,
+      message: "ephemeral storage is an emptyDir the kubelet evicts past its size limit",
+    };
+  }
+  return {
+    mode: "persistent",
+    size: volume.size,
+    storageClassName: capacity.storageClassName,
+    ...(capacity.provisioner ? { provisioner: capacity.provisioner } : {}),
+    declared: capacity.declared,
+    enforcement: capacity.conforming ? "Runtime" : "NotEnforced",
+    enforced: capacity.conforming,
+    reason: capacity.reason,
+    message: capacity.message,
   };
 }

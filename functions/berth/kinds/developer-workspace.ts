@@ -1,4 +1,4 @@
-import { type CapacityDeclaration, evaluateCapacity } from "../capacity.js";
+import { type CapacityDeclaration, capacityStatus, checkCapacity, evaluateCapacity } from "../capacity.js";
 import { declaredCapabilities, resolveEgress } from "../egress.js";
 import type { CompositeRenderer, KubeObject, Observed, Verdict } from "../model.js";
 import { type Outcome, outcomeOfJob, recordedOutcome } from "../outcome.js";
@@ -14,7 +14,7 @@ import { developerWorkspaceSchema } from "../schema/documents.js";
 import { parseDocument } from "../schema/errors.js";
 import type { WorkspaceProfileSpec } from "../schema/profile.js";
 import { quantityValue } from "../schema/quantity.js";
-import type { CapacityStatus, DeveloperWorkspaceStatus } from "../schema/status.js";
+import type { DeveloperWorkspaceStatus } from "../schema/status.js";
 import { fatal, stalled } from "../verdicts.js";
 
 const exceeds = (value: string, ceiling: string) => quantityValue(value) > quantityValue(ceiling);
@@ -28,46 +28,6 @@ function checkCeilings(spec: DeveloperWorkspaceSpec, profileName: string, profil
   }
   if (over.length === 0) return undefined;
   return { type: "invalid", message: `${over.join("; ")} of WorkspaceProfile "${profileName}"` };
-}
-
-/**
- * Persistent workspaces are accepted only where the profile's storage bounds capacity at
- * runtime; and a volume can outlive its workspace only if its StorageClass retains volumes.
- */
-function checkCapacity(spec: DeveloperWorkspaceSpec, capacity: CapacityDeclaration): Problem | undefined {
-  if (!capacity.conforming) {
-    return { type: "refused", reason: "CapacityNotEnforced", message: `persistent storage refused: ${capacity.message}` };
-  }
-  if (spec.lifecycle.deletion === "Retain" && capacity.reclaimPolicy !== "Retain") {
-    return {
-      type: "invalid",
-      message: `spec.lifecycle.deletion: Retain needs a StorageClass that retains volumes, but "${capacity.storageClassName}" has reclaimPolicy ${capacity.reclaimPolicy}`,
-    };
-  }
-  return undefined;
-}
-
-function capacityStatus(spec: DeveloperWorkspaceSpec, capacity: CapacityDeclaration | undefined): CapacityStatus {
-  if (capacity === undefined) {
-    return {
-      mode: "ephemeral",
-      size: spec.storage.size,
-      enforcement: "EmptyDirSizeLimit",
-      enforced: true,
-      message: "ephemeral storage is an emptyDir the kubelet evicts past its size limit",
-    };
-  }
-  return {
-    mode: "persistent",
-    size: spec.storage.size,
-    storageClassName: capacity.storageClassName,
-    ...(capacity.provisioner ? { provisioner: capacity.provisioner } : {}),
-    declared: capacity.declared,
-    enforcement: capacity.conforming ? "Runtime" : "NotEnforced",
-    enforced: capacity.conforming,
-    reason: capacity.reason,
-    message: capacity.message,
-  };
 }
 
 /** Phase and reason of current health, which is never the same thing as the outcome. */
@@ -118,8 +78,8 @@ export const renderDeveloperWorkspace: CompositeRenderer = (observed): Verdict =
   if (storageClass !== undefined) {
     if (storageClass.type !== "found") return stalled(observed, required.requirements, storageClass, baseStatus);
     capacity = evaluateCapacity(profile.spec.storage, storageClass.object);
-    const refusal = checkCapacity(spec, capacity);
-    if (refusal) return stalled(observed, required.requirements, refusal, { ...baseStatus, capacity: capacityStatus(spec, capacity) });
+    const refusal = checkCapacity(capacity, spec.lifecycle.deletion === "Retain" ? "spec.lifecycle.deletion" : undefined);
+    if (refusal) return stalled(observed, required.requirements, refusal, { ...baseStatus, capacity: capacityStatus(spec.storage, capacity) });
   }
   if (egress.type !== "resolved") return stalled(observed, required.requirements, egress, baseStatus);
 
@@ -146,7 +106,7 @@ export const renderDeveloperWorkspace: CompositeRenderer = (observed): Verdict =
   const status: DeveloperWorkspaceStatus = {
     ...baseStatus,
     ...health(observed, unready(resources), observedWorkload, outcome),
-    capacity: capacityStatus(spec, capacity),
+    capacity: capacityStatus(spec.storage, capacity),
     ...(outcome ? { outcome } : {}),
   };
   return { type: "rendered", requirements: required.requirements, resources, status, warnings: [] };

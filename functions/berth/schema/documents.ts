@@ -1,5 +1,7 @@
 import { z } from "zod";
+import { dnsLabel } from "./fields.js";
 import { developerWorkspaceSpecSchema } from "./developer-workspace.js";
+import { executionWorkspaceClassSpecSchema, executionWorkspaceSpecSchema, workspaceCheckpointSpecSchema } from "./execution.js";
 import { workspaceProfileSpecSchema } from "./profile.js";
 
 export const GROUP = "workspaces.berth.dev";
@@ -59,5 +61,43 @@ export const developerWorkspaceSchema = z
   })
   .superRefine(requireNameRule);
 
+/**
+ * Kinds named by metadata.name alone: the name becomes the Namespace `ws-<name>` and label
+ * values, so it must be a short DNS label (the API server checks it with the same rule).
+ */
+export const SHORT_NAME_RULE = {
+  rule: "size(self.metadata.name) <= 40 && self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",
+  message: "metadata.name must be a DNS label of at most 40 characters",
+};
+
+const shortName = metadata.extend({ name: dnsLabel(40) });
+
+export const executionWorkspaceClassSchema = z.looseObject({
+  apiVersion: z.literal(API_VERSION),
+  kind: z.literal("ExecutionWorkspaceClass"),
+  metadata,
+  spec: z.preprocess(withoutCrossplaneFields, executionWorkspaceClassSpecSchema),
+  status: z.looseObject({}).optional(),
+});
+
+export const executionWorkspaceSchema = z.looseObject({
+  apiVersion: z.literal(API_VERSION),
+  kind: z.literal("ExecutionWorkspace"),
+  metadata: shortName,
+  spec: z.preprocess(withoutCrossplaneFields, executionWorkspaceSpecSchema),
+  status: z.looseObject({}).optional(),
+});
+
+export const workspaceCheckpointSchema = z.looseObject({
+  apiVersion: z.literal(API_VERSION),
+  kind: z.literal("WorkspaceCheckpoint"),
+  metadata,
+  spec: z.preprocess(withoutCrossplaneFields, workspaceCheckpointSpecSchema),
+  status: z.looseObject({}).optional(),
+});
+
 export type WorkspaceProfile = z.output<typeof workspaceProfileSchema>;
+export type ExecutionWorkspaceClass = z.output<typeof executionWorkspaceClassSchema>;
+export type ExecutionWorkspace = z.output<typeof executionWorkspaceSchema>;
+export type WorkspaceCheckpoint = z.output<typeof workspaceCheckpointSchema>;
 export type DeveloperWorkspace = z.output<typeof developerWorkspaceSchema>;

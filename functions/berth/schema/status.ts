@@ -61,3 +61,49 @@ export const workspaceProfileStatusSchema = z.strictObject({
 export type DeveloperWorkspaceStatus = z.output<typeof developerWorkspaceStatusSchema>;
 export type WorkspaceProfileStatus = z.output<typeof workspaceProfileStatusSchema>;
 export type CapacityStatus = z.output<typeof capacityStatusSchema>;
+
+/** The class a workspace was bound to, pinned so a later edit of the class cannot change it silently. */
+export const bindingSchema = z.strictObject({
+  name: z.string().max(253),
+  uid: z.string().max(64).optional(),
+  generation: z.int().optional(),
+  classHash: z.string().max(80),
+});
+
+export const executionWorkspaceStatusSchema = z.strictObject({
+  ...health,
+  namespace: z.string().max(63).optional(),
+  provider: z.enum(["agent-sandbox", "agent-substrate"]).optional(),
+  binding: bindingSchema.optional(),
+  capacity: capacityStatusSchema.optional(),
+  lineage: z
+    .strictObject({ kind: z.enum(["Restored", "Forked"]), checkpoint: z.string().max(253), sourceWorkspace: z.string().max(253).optional() })
+    .optional()
+    .describe("Where the workspace's files came from."),
+  notDeclarable: z.string().max(1024).optional().describe("What the provider does through its own API that Berth cannot declare."),
+});
+
+export const executionWorkspaceClassStatusSchema = z.strictObject({
+  ...health,
+  classHash: z.string().max(80).optional().describe("Fingerprint of the validated class spec; workspaces pin it."),
+  profileHash: z.string().max(80).optional(),
+});
+
+export const workspaceCheckpointStatusSchema = z.strictObject({
+  ...health,
+  sourceNamespace: z.string().max(63).optional(),
+  snapshot: z
+    .strictObject({
+      volumeSnapshotName: z.string().max(253),
+      contentName: z.string().max(253).optional(),
+      snapshotHandle: z.string().max(1024).optional(),
+      driver: z.string().max(253).optional(),
+      restoreSize: z.string().max(32).optional(),
+      readyToUse: z.boolean(),
+    })
+    .optional(),
+});
+
+export type ExecutionWorkspaceStatus = z.output<typeof executionWorkspaceStatusSchema>;
+export type ExecutionWorkspaceClassStatus = z.output<typeof executionWorkspaceClassStatusSchema>;
+export type WorkspaceCheckpointStatus = z.output<typeof workspaceCheckpointStatusSchema>;
