@@ -1,6 +1,10 @@
 import type { DesiredResource, KubeObject } from "./model.js";
 
-type Status = { phase?: string; ready?: number; succeeded?: number } | undefined;
+type Status =
+  | { phase?: string; ready?: number; succeeded?: number; replicas?: number; readyToUse?: boolean; conditions?: { type?: string; status?: string }[] }
+  | undefined;
+
+const conditionTrue = (s: Status, type: string) => (s?.conditions ?? []).some((c) => c.type === type && c.status === "True");
 
 /**
  * Health checks for the kinds that report one. Every other kind Berth renders (ServiceAccount,
@@ -11,6 +15,11 @@ const HEALTH: Record<string, (status: Status) => boolean> = {
   Namespace: (s) => s?.phase === "Active",
   PersistentVolumeClaim: (s) => s?.phase === "Bound",
   Job: (s) => (s?.ready ?? 0) >= 1 || (s?.succeeded ?? 0) >= 1,
+  VolumeSnapshot: (s) => s?.readyToUse === true,
+  VolumeSnapshotContent: (s) => s?.readyToUse === true,
+  Sandbox: (s) => conditionTrue(s, "Ready"),
+  WorkerPool: (s) => (s?.replicas ?? 0) >= 1,
+  ActorTemplate: (s) => conditionTrue(s, "Ready") || s?.phase === "Ready",
 };
 
 export function isReady(observed: KubeObject | undefined): boolean {

@@ -1,8 +1,15 @@
 import { z } from "zod";
 import { developerWorkspaceSpecSchema } from "./schema/developer-workspace.js";
-import { GROUP, NAME_RULE, VERSION } from "./schema/documents.js";
+import { GROUP, NAME_RULE, SHORT_NAME_RULE, VERSION } from "./schema/documents.js";
+import { executionWorkspaceClassSpecSchema, executionWorkspaceSpecSchema, workspaceCheckpointSpecSchema } from "./schema/execution.js";
 import { workspaceProfileSpecSchema } from "./schema/profile.js";
-import { developerWorkspaceStatusSchema, workspaceProfileStatusSchema } from "./schema/status.js";
+import {
+  developerWorkspaceStatusSchema,
+  executionWorkspaceClassStatusSchema,
+  executionWorkspaceStatusSchema,
+  workspaceCheckpointStatusSchema,
+  workspaceProfileStatusSchema,
+} from "./schema/status.js";
 
 type JsonSchema = Record<string, unknown>;
 
@@ -70,6 +77,46 @@ export const COMPOSITE_KINDS: readonly CompositeKind[] = [
       { name: "PHASE", type: "string", jsonPath: ".status.phase" },
       readyColumn,
       { name: "OUTCOME", type: "string", jsonPath: ".status.outcome.result" },
+      ageColumn,
+    ],
+  },
+  {
+    kind: "ExecutionWorkspaceClass",
+    plural: "executionworkspaceclasses",
+    spec: executionWorkspaceClassSpecSchema,
+    status: executionWorkspaceClassStatusSchema,
+    printerColumns: [
+      { name: "PROVIDER", type: "string", jsonPath: ".spec.provider" },
+      { name: "PROFILE", type: "string", jsonPath: ".spec.profileRef.name" },
+      { name: "PHASE", type: "string", jsonPath: ".status.phase" },
+      readyColumn,
+      ageColumn,
+    ],
+  },
+  {
+    kind: "ExecutionWorkspace",
+    plural: "executionworkspaces",
+    spec: executionWorkspaceSpecSchema,
+    status: executionWorkspaceStatusSchema,
+    rootRules: [SHORT_NAME_RULE],
+    printerColumns: [
+      { name: "CLASS", type: "string", jsonPath: ".spec.classRef.name" },
+      { name: "SESSION", type: "string", jsonPath: ".spec.sessionRef.name" },
+      { name: "DESIRED", type: "string", jsonPath: ".spec.desiredState" },
+      { name: "PHASE", type: "string", jsonPath: ".status.phase" },
+      readyColumn,
+      ageColumn,
+    ],
+  },
+  {
+    kind: "WorkspaceCheckpoint",
+    plural: "workspacecheckpoints",
+    spec: workspaceCheckpointSpecSchema,
+    status: workspaceCheckpointStatusSchema,
+    printerColumns: [
+      { name: "WORKSPACE", type: "string", jsonPath: ".spec.workspaceRef.name" },
+      { name: "PHASE", type: "string", jsonPath: ".status.phase" },
+      readyColumn,
       ageColumn,
     ],
   },

@@ -18,7 +18,12 @@ export interface NamespaceProfile {
   labels: Record<string, string>;
   profile: WorkspaceProfileSpec;
   resources: { cpu: string; memory: string };
-  volume: { mode: "persistent" | "ephemeral"; size: string };
+  volume: {
+    mode: "persistent" | "ephemeral";
+    size: string;
+    /** A snapshot the volume is restored from, when it starts from a checkpoint. */
+    dataSource?: { apiGroup: string; kind: string; name: string };
+  };
   egress: readonly Egress[];
   kubernetesAccess: "none" | "read" | "edit";
   /** Set when the profile declares runtime-enforced capacity: Pods there need `hostUsers: false`. */

@@ -15,6 +15,7 @@ export function renderPersistentVolumeClaim(p: NamespaceProfile): KubeObject | u
       accessModes: ["ReadWriteOnce"],
       storageClassName: p.profile.storage.storageClassName,
       resources: { requests: { storage: p.volume.size } },
+      ...(p.volume.dataSource ? { dataSource: p.volume.dataSource } : {}),
     },
   }).toJSON() as KubeObject;
 }

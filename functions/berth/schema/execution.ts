@@ -80,14 +80,27 @@ export const executionWorkspaceClassSpecSchema = z
     if (c.mode === "Ephemeral" && c.lifecycle.onDetach.allowed.includes("Suspend")) {
       ctx.addIssue({ code: "custom", path: ["lifecycle", "onDetach", "allowed"], message: "must not include Suspend for mode Ephemeral: there are no files to keep" });
     }
-    if ((c.permits.checkpoint || c.permits.restore || c.permits.fork) && c.mode !== "Durable") {
+    const snapshots = c.permits.checkpoint || c.permits.restore || c.permits.fork;
+    if (snapshots && c.mode !== "Durable") {
       ctx.addIssue({ code: "custom", path: ["permits"], message: "checkpoint, restore and fork need mode Durable: they work on the workspace's volume" });
+    }
+    if (snapshots && c.provider === "agent-substrate") {
+      ctx.addIssue({
+        code: "custom",
+        path: ["permits"],
+        message:
+          "checkpoint, restore and fork are CSI snapshots of the workspace volume, which an Agent Substrate actor does not mount: Substrate's own data-only snapshots are taken through its API, which Berth cannot declare",
+      });
     }
   })
   .meta({
     "x-kubernetes-validations": [
       { rule: "self.provider != 'agent-substrate' || has(self.agentSubstrate)", message: "spec.agentSubstrate is required for provider agent-substrate" },
       { rule: "self.provider != 'agent-sandbox' || !has(self.agentSubstrate)", message: "spec.agentSubstrate must not be set for provider agent-sandbox" },
+      {
+        rule: "self.provider != 'agent-substrate' || !has(self.permits) || !((has(self.permits.checkpoint) && self.permits.checkpoint) || (has(self.permits.restore) && self.permits.restore) || (has(self.permits.fork) && self.permits.fork))",
+        message: "Agent Substrate classes cannot permit checkpoint, restore or fork: Berth's checkpoints are CSI snapshots of a volume Substrate actors do not mount",
+      },
     ],
   });
 

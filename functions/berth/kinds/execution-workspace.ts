@@ -1,0 +1,268 @@
+import { type CapacityDeclaration, capacityStatus, checkCapacity, evaluateCapacity } from "../capacity.js";
+import { declaredCapabilities, resolveEgress } from "../egress.js";
+import { type Binding, resolveClass } from "../execution-class.js";
+import type { CompositeRenderer, DesiredResource, KubeObject, Observed, Verdict } from "../model.js";
+import type { Problem } from "../problems.js";
+import { resolveProfile, resolveStorageClass } from "../profile.js";
+import { unready, withReadiness } from "../readiness.js";
+import { describeRequirement, RequiredResources } from "../required.js";
+import { workspaceLabels, workspaceNamespace } from "../render/labels.js";
+import { type NamespaceProfile, renderNamespaceProfile } from "../render/namespace-profile.js";
+import { renderSandbox } from "../render/sandbox.js";
+import { RESTORE_DATA_SOURCE, renderRestoreSource, type SnapshotSource } from "../render/snapshots.js";
+import { renderSubstrate, SUBSTRATE_NOT_DECLARABLE } from "../render/substrate.js";
+import type { Capabilities } from "../schema/capabilities.js";
+import { API_VERSION, executionWorkspaceSchema } from "../schema/documents.js";
+import { parseDocument } from "../schema/errors.js";
+import type { ExecutionWorkspaceClassSpec, ExecutionWorkspaceSpec } from "../schema/execution.js";
+import { quantityValue } from "../schema/quantity.js";
+import type { CapacityStatus, ExecutionWorkspaceStatus, WorkspaceCheckpointStatus } from "../schema/status.js";
+import { fatal, stalled } from "../verdicts.js";
+
+const ACCESS_RANK = { none: 0, read: 1, edit: 2 } as const;
+const larger = (a: string, b: string) => (quantityValue(a) >= quantityValue(b) ? a : b);
+
+/** What the workspace gets once its requests are measured against its class. */
+interface Grant {
+  type: "granted";
+  resources: { cpu: string; memory: string };
+  size: string;
+  capabilities: Capabilities;
+  onDetach: string;
+}
+
+const NO_CAPABILITIES: Capabilities = { mcp: [], registries: [], kubernetes: { access: "none" } };
+
+/**
+ * Options the class does not permit are refused before anything is created: every refusal
+ * names the option, and all of them are reported at once.
+ */
+function grant(spec: ExecutionWorkspaceSpec, className: string, cls: ExecutionWorkspaceClassSpec): Grant | Problem {
+  const refusals: string[] = [];
+  const theClass = `ExecutionWorkspaceClass "${className}"`;
+  const permits = cls.permits;
+  if (!cls.reuseScopes.includes(spec.reusePolicy)) refusals.push(`spec.reusePolicy: ${theClass} does not permit ${spec.reusePolicy} (permitted: ${cls.reuseScopes.join(", ")})`);
+  const onDetach = spec.onDetach ?? cls.lifecycle.onDetach.default;
+  if (!cls.lifecycle.onDetach.allowed.includes(onDetach)) refusals.push(`spec.onDetach: ${theClass} does not permit ${onDetach} (permitted: ${cls.lifecycle.onDetach.allowed.join(", ")})`);
+  if (spec.desiredState === "Suspended" && cls.mode !== "Durable") refusals.push(`spec.desiredState: ${theClass} does not permit Suspended: its mode ${cls.mode} keeps no files`);
+  if (spec.restoreFrom && !permits.restore) refusals.push(`spec.restoreFrom: ${theClass} does not permit restore`);
+  if (spec.forkFrom && !permits.fork) refusals.push(`spec.forkFrom: ${theClass} does not permit fork`);
+
+  const resources = { cpu: spec.requests.resources?.cpu ?? permits.resources.default.cpu, memory: spec.requests.resources?.memory ?? permits.resources.default.memory };
+  for (const r of ["cpu", "memory"] as const) {
+    if (quantityValue(resources[r]) > quantityValue(permits.resources.max[r])) {
+      refusals.push(`spec.requests.resources.${r}: ${resources[r]} exceeds what ${theClass} permits (max ${permits.resources.max[r]})`);
+    }
+  }
+  const size = spec.requests.storage?.size ?? permits.storage.default;
+  if (quantityValue(size) > quantityValue(permits.storage.max)) refusals.push(`spec.requests.storage.size: ${size} exceeds what ${theClass} permits (max ${permits.storage.max})`);
+
+  const capabilities = spec.requests.capabilities ?? NO_CAPABILITIES;
+  for (const c of declaredCapabilities(capabilities, "spec.requests.capabilities")) {
+    if (!permits.destinations.includes(c.destination)) refusals.push(`${c.field}.destination: ${theClass} does not permit destination "${c.destination}"`);
+  }
+  const access = capabilities.kubernetes.access;
+  if (ACCESS_RANK[access] > ACCESS_RANK[permits.kubernetesAccess]) {
+    refusals.push(`spec.requests.capabilities.kubernetes.access: ${access} exceeds what ${theClass} permits (${permits.kubernetesAccess})`);
+  }
+  if (refusals.length > 0) return { type: "invalid", message: refusals.join("; ") };
+  return { type: "granted", resources, size, capabilities, onDetach };
+}
+
+/** The checkpoint a restore or fork starts from, once its snapshot is ready to use. */
+function resolveCheckpoint(name: string, field: string, required: RequiredResources): { type: "found"; source: SnapshotSource; restoreSize?: string; sourceWorkspace?: string } | Problem {
+  const requirement = { apiVersion: API_VERSION, kind: "WorkspaceCheckpoint", name };
+  const lookup = required.get("checkpoint", requirement);
+  if (lookup.state === "pending") return { type: "fetching", reason: "WaitingForCheckpoint", message: `waiting for ${describeRequirement(requirement)}` };
+  if (lookup.state === "missing") return { type: "waiting", reason: "CheckpointNotFound", message: `${field}: ${describeRequirement(requirement)} not found` };
+  const status = lookup.object.status as WorkspaceCheckpointStatus | undefined;
+  const snapshot = status?.snapshot;
+  if (!snapshot?.readyToUse || !snapshot.snapshotHandle || !snapshot.driver) {
+    return { type: "waiting", reason: "CheckpointNotReady", message: `${field}: ${describeRequirement(requirement)} is not ready to use yet` };
+  }
+  const workspace = (lookup.object.spec as { workspaceRef?: { name?: string } } | undefined)?.workspaceRef?.name;
+  return {
+    type: "found",
+    source: { snapshotHandle: snapshot.snapshotHandle, driver: snapshot.driver },
+    ...(snapshot.restoreSize ? { restoreSize: snapshot.restoreSize } : {}),
+    ...(workspace ? { sourceWorkspace: workspace } : {}),
+  };
+}
+
+/** A Substrate actor's files are the provider's: Berth declares that it does not bound them. */
+function substrateCapacity(size: string): CapacityStatus {
+  return {
+    mode: "persistent",
+    size,
+    enforcement: "NotEnforced",
+    enforced: false,
+    reason: "ProviderManaged",
+    message: "the actor's files live in its durable directory and the provider's data-only snapshots; Berth cannot bound their size",
+  };
+}
+
+/** When the provider must shut the workspace down: its maximum lifetime after creation. */
+function shutdownTime(composite: KubeObject, maxLifetimeMinutes: number): string | undefined {
+  const created = (composite.metadata as { creationTimestamp?: string } | undefined)?.creationTimestamp;
+  const at = created === undefined ? Number.NaN : Date.parse(created);
+  return Number.isNaN(at) ? undefined : new Date(at + maxLifetimeMinutes * 60_000).toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+type Condition = { type?: string; status?: string };
+const conditionTrue = (o: KubeObject | undefined, type: string) =>
+  ((o?.status as { conditions?: Condition[] } | undefined)?.conditions ?? []).some((c) => c.type === type && c.status === "True");
+
+/**
+ * Health in provider-neutral words. For agent-sandbox, suspend is the Sandbox's Suspended
+ * operating mode (the pod goes, the volume stays) and resume is a cold boot; the provider's
+ * own condition names and reasons are read here and never copied into status.
+ */
+function sandboxHealth(observed: Observed, desiredState: "Ready" | "Suspended", notReady: string[]): Pick<ExecutionWorkspaceStatus, "phase" | "reason" | "message"> {
+  const sandbox = observed.resources.runtime;
+  const running = conditionTrue(sandbox, "Ready");
+  const wasSuspended = (sandbox?.spec as { operatingMode?: string } | undefined)?.operatingMode === "Suspended";
+  if (desiredState === "Suspended") {
+    return wasSuspended && !running
+      ? { phase: "Suspended", reason: "Suspended", message: "the runtime is stopped; the workspace's files are kept" }
+      : { phase: "Suspending", reason: "Suspending", message: "stopping the runtime; the workspace's files are kept" };
+  }
+  if (notReady.length === 0) return { phase: "Ready", reason: "Available", message: "the workspace is running" };
+  if (wasSuspended) return { phase: "Resuming", reason: "Resuming", message: "cold-booting the runtime with fresh credentials" };
+  return { phase: "Provisioning", reason: "Provisioning", message: `waiting for ${notReady.join(", ")}` };
+}
+
+/**
+ * ExecutionWorkspace: a sandbox dedicated to one agent Session, in the same Namespace profile
+ * as every Berth workspace, bound to the class it was created with.
+ */
+export const renderExecutionWorkspace: CompositeRenderer = (observed): Verdict => {
+  const required = new RequiredResources(observed);
+  const parsed = parseDocument(executionWorkspaceSchema, observed.composite);
+  if (!parsed.ok) return fatal(observed, required.requirements, `invalid document: ${parsed.problems.join("; ")}`);
+  const { metadata, spec } = parsed.value;
+  const workspaceID = metadata.name;
+  const namespace = workspaceNamespace(workspaceID);
+  const baseStatus: ExecutionWorkspaceStatus = { namespace };
+
+  const cls = resolveClass(spec.classRef.name, required);
+  if (cls.type !== "found") return stalled(observed, required.requirements, cls, baseStatus);
+  // A class edited after binding must not change a running workspace behind its user's back.
+  const pinned = (observed.composite.status as { binding?: Binding } | undefined)?.binding;
+  if (pinned !== undefined && pinned.classHash !== cls.binding.classHash) {
+    return fatal(
+      observed,
+      required.requirements,
+      `ExecutionWorkspaceClass "${spec.classRef.name}" changed after this workspace was bound to it (bound to ${pinned.classHash}${pinned.generation !== undefined ? ` at generation ${pinned.generation}` : ""}, now ${cls.binding.classHash}); a running workspace is never changed silently: restore the class, or create a new workspace`,
+    );
+  }
+  const binding = pinned ?? cls.binding;
+  const status: ExecutionWorkspaceStatus = { ...baseStatus, binding };
+
+  const g = grant(spec, spec.classRef.name, cls.spec);
+  if (g.type !== "granted") return stalled(observed, required.requirements, g, status);
+
+  const profile = resolveProfile(cls.spec.profileRef.name, required);
+  if (profile.type !== "found") return stalled(observed, required.requirements, profile, status);
+  const runtime = profile.spec.runtimes.find((r) => r.name === cls.spec.runtime.profile);
+  if (runtime === undefined) {
+    return stalled(observed, required.requirements, { type: "invalid", message: `ExecutionWorkspaceClass "${spec.classRef.name}": WorkspaceProfile "${profile.name}" offers no runtime "${cls.spec.runtime.profile}"` }, status);
+  }
+
+  const from = spec.restoreFrom ? { ref: spec.restoreFrom, field: "spec.restoreFrom", kind: "Restored" as const } : spec.forkFrom ? { ref: spec.forkFrom, field: "spec.forkFrom", kind: "Forked" as const } : undefined;
+  const checkpoint = from ? resolveCheckpoint(from.ref.checkpointRef.name, from.field, required) : undefined;
+  // agent-sandbox workspaces keep their files on Berth's volume; a Substrate actor keeps them
+  // in its own durable directory, so its namespace holds no volume at all.
+  const substrate = cls.spec.provider === "agent-substrate";
+  const durable = cls.spec.mode === "Durable" && !substrate;
+  const storageClass = durable ? resolveStorageClass(profile.spec, required) : undefined;
+  const egress = resolveEgress(declaredCapabilities(g.capabilities, "spec.requests.capabilities"), profile, required);
+  if (egress.type === "invalid") return stalled(observed, required.requirements, egress, status);
+  if (checkpoint !== undefined && checkpoint.type !== "found") return stalled(observed, required.requirements, checkpoint, status);
+
+  let size = g.size;
+  if (checkpoint?.restoreSize !== undefined) {
+    size = larger(size, checkpoint.restoreSize);
+    if (quantityValue(size) > quantityValue(cls.spec.permits.storage.max)) {
+      return stalled(observed, required.requirements, { type: "invalid", message: `${from!.field}: the checkpoint needs ${checkpoint.restoreSize}, more than ExecutionWorkspaceClass "${spec.classRef.name}" permits (max ${cls.spec.permits.storage.max})` }, status);
+    }
+  }
+  const volume = { mode: durable ? ("persistent" as const) : ("ephemeral" as const), size, ...(checkpoint ? { dataSource: RESTORE_DATA_SOURCE } : {}) };
+  let capacity: CapacityDeclaration | undefined;
+  if (storageClass !== undefined) {
+    if (storageClass.type !== "found") return stalled(observed, required.requirements, storageClass, status);
+    capacity = evaluateCapacity(profile.spec.storage, storageClass.object);
+    const retain = cls.spec.lifecycle.deletionPolicy.volumes === "Retain" ? `ExecutionWorkspaceClass "${spec.classRef.name}" spec.lifecycle.deletionPolicy.volumes` : undefined;
+    const refusal = checkCapacity(capacity, retain);
+    if (refusal) return stalled(observed, required.requirements, refusal, { ...status, capacity: capacityStatus(volume, capacity) });
+  }
+  if (egress.type !== "resolved") return stalled(observed, required.requirements, egress, status);
+
+  const labels = { ...workspaceLabels(workspaceID), "workspaces.berth.dev/session": spec.sessionRef.name };
+  const namespaceProfile: NamespaceProfile = {
+    workspaceID,
+    namespace,
+    labels,
+    profile: profile.spec,
+    resources: g.resources,
+    volume,
+    egress: egress.egress,
+    kubernetesAccess: g.capabilities.kubernetes.access,
+    userNamespacesRequired: profile.spec.storage.capacityEnforcement === "Runtime",
+  };
+  const objects = renderNamespaceProfile(namespaceProfile);
+  if (checkpoint) Object.assign(objects, renderRestoreSource(namespaceProfile, checkpoint.source));
+  const env = [
+    { name: "BERTH_WORKSPACE_ID", value: workspaceID },
+    { name: "BERTH_SESSION", value: spec.sessionRef.name },
+    { name: "BERTH_IDLE_TIMEOUT_MINUTES", value: String(cls.spec.lifecycle.idleTimeoutMinutes) },
+    { name: "BERTH_ON_DETACH", value: g.onDetach },
+  ];
+  const shutdown = shutdownTime(observed.composite, cls.spec.lifecycle.maxLifetimeMinutes);
+  if (cls.spec.provider === "agent-sandbox") {
+    objects.runtime = renderSandbox(namespaceProfile, {
+      runtime,
+      ...(cls.spec.agentSandbox?.runtimeClassName ? { runtimeClassName: cls.spec.agentSandbox.runtimeClassName } : {}),
+      operatingMode: spec.desiredState === "Suspended" ? "Suspended" : "Running",
+      ...(shutdown ? { shutdownTime: shutdown } : {}),
+      shutdownPolicy: cls.spec.lifecycle.deletionPolicy.providerResources,
+      env,
+    });
+  } else {
+    Object.assign(objects, renderSubstrate(namespaceProfile, cls.spec.agentSubstrate!, runtime, env));
+  }
+
+  const resources: Record<string, DesiredResource> = withReadiness(objects, observed.resources);
+  if (resources.runtime) {
+    // A suspended sandbox is converged when it is stopped, not when it is running.
+    const sandbox = observed.resources.runtime;
+    resources.runtime.ready =
+      spec.desiredState === "Suspended"
+        ? (sandbox?.spec as { operatingMode?: string } | undefined)?.operatingMode === "Suspended" && !conditionTrue(sandbox, "Ready")
+        : conditionTrue(sandbox, "Ready");
+  }
+  const notReady = unready(resources);
+  const deleting = observed.composite.metadata?.deletionTimestamp !== undefined;
+  const health = deleting
+    ? { phase: "Deleting" as const, reason: "Deleting", message: "the workspace is being deleted" }
+    : cls.spec.provider === "agent-sandbox"
+      ? sandboxHealth(observed, spec.desiredState, notReady)
+      : notReady.length > 0
+        ? { phase: "Provisioning" as const, reason: "Provisioning", message: `waiting for ${notReady.join(", ")}` }
+        : spec.desiredState === "Suspended"
+          ? { phase: "Ready" as const, reason: "SuspendNotDeclarable", message: "suspending this workspace is a call to the provider's API, which Berth cannot declare" }
+          : { phase: "Ready" as const, reason: "Available", message: "the worker pool and actor template are ready" };
+  return {
+    type: "rendered",
+    requirements: required.requirements,
+    resources,
+    status: {
+      ...status,
+      ...health,
+      capacity: substrate ? substrateCapacity(size) : capacityStatus(volume, capacity),
+      ...(from && checkpoint ? { lineage: { kind: from.kind, checkpoint: from.ref.checkpointRef.name, ...(checkpoint.sourceWorkspace ? { sourceWorkspace: checkpoint.sourceWorkspace } : {}) } } : {}),
+      ...(cls.spec.provider === "agent-substrate" ? { notDeclarable: SUBSTRATE_NOT_DECLARABLE } : {}),
+    },
+    warnings: [],
+  };
+};
+
