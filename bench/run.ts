@@ -1,0 +1,342 @@
+// npm run bench [-- --json <file>] [--rounds N] [--quick] [--skip-build] [--no-peer] [--no-scaling] [--profile]
+//
+// Benchmarks function-berth as Crossplane runs it: the compiled function process, driven over
+// real gRPC on loopback, for a full DeveloperWorkspace in its steady state (every requirement
+// answered, every composed resource observed). In the same run and with the same request
+// bytes it measures two references, and prints Berth's figures as ratios to both:
+//   floor  a no-op function on the same SDK and Node (bench/noop-function.ts): returns to(req);
+//   peer   crossplane-contrib/function-go-templating, pinned, built by bench/go-templating/build.sh,
+//          rendering the same objects from bench/go-templating/workspace.tmpl.
+// A third reference, floor+echo, is the no-op returning the observed objects as desired: a
+// response as large as Berth's, so the gap between the floors is the cost of that size.
+// Targets are measured in rounds, each round starting every process afresh in a rotated order,
+// and every figure printed is the median over rounds (ratios: the median of per-round ratios).
+// See bench/README.md.
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpus, loadavg, totalmem } from "node:os";
+import { dirname, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { parseArgs } from "node:util";
+import { isDeepStrictEqual } from "node:util";
+import type { RunFunctionRequest, RunFunctionResponse } from "@crossplane-org/function-sdk-typescript";
+import { latency, type Latency, median, memory, type Running, start, type Target, throughput } from "./load.js";
+import { profileBerth } from "./profile.js";
+import { exponent, type Point, scalingSeries } from "./scaling.js";
+import { EXECUTION_EXAMPLE, executionWorkspace, fullWorkspace, goTemplateInput, type Scenario, steadyState } from "./workload.js";
+
+const { values: opts } = parseArgs({
+  options: {
+    json: { type: "string" },
+    rounds: { type: "string" },
+    quick: { type: "boolean", default: false },
+    "skip-build": { type: "boolean", default: false },
+    "no-peer": { type: "boolean", default: false },
+    "no-scaling": { type: "boolean", default: false },
+    profile: { type: "boolean", default: false },
+  },
+  allowPositionals: false,
+});
+
+const quick = opts.quick!;
+const ROUNDS = Math.max(1, Math.min(20, Number(opts.rounds ?? (quick ? 2 : 5))));
+const PHASE = quick
+  ? { warmupMs: 300, latencyCalls: 300, latencyMs: 2_000, throughputMs: 1_000 }
+  : { warmupMs: 1_000, latencyCalls: 1_500, latencyMs: 5_000, throughputMs: 3_000 };
+const CONCURRENCY = 16;
+const TARGETS_GOAL = { p50RatioToFloor: 1.5, startupMs: 300, peakRssMb: 100 };
+
+const log = (line: string) => process.stderr.write(`${line}\n`);
+const cache = process.env.BERTH_CACHE ?? `${process.env.HOME}/.cache/berth`;
+
+function sh(cmd: string, args: string[], what: string): { ok: boolean; stdout: string; stderr: string } {
+  const r = spawnSync(cmd, args, { encoding: "utf8", maxBuffer: 64 << 20, timeout: 540_000 });
+  if (r.status !== 0) log(`${what} failed (exit ${r.status ?? r.signal}):\n${r.stdout}${r.stderr}`);
+  return { ok: r.status === 0, stdout: r.stdout ?? "", stderr: r.stderr ?? "" };
+}
+
+// ---- build ----------------------------------------------------------------------------------
+
+if (!opts["skip-build"]) {
+  log("== building function-berth (npm run build) and the no-op floor");
+  if (!sh("npm", ["run", "-s", "build"], "npm run build").ok) process.exit(1);
+}
+if (!sh(process.execPath, ["node_modules/typescript/bin/tsc", "-p", "bench/tsconfig.noop.json"], "compiling bench/noop-function.ts").ok) process.exit(1);
+
+let peerBin: string | undefined;
+let peerProblem: string | undefined;
+if (!opts["no-peer"]) {
+  log("== building the peer (bench/go-templating/build.sh)");
+  const b = sh("bash", ["bench/go-templating/build.sh"], "bench/go-templating/build.sh");
+  peerBin = /^PEER_BIN=(.+)$/m.exec(b.stdout)?.[1];
+  if (!b.ok || !peerBin) {
+    peerBin = undefined;
+    peerProblem = b.stderr.trim().split("\n").slice(-6).join("\n");
+  }
+} else peerProblem = "skipped (--no-peer)";
+
+const PEER_VERSION = /^VERSION=(\S+)/m.exec(readFileSync("bench/go-templating/build.sh", "utf8"))?.[1] ?? "?";
+
+// ---- requests -------------------------------------------------------------------------------
+
+type Fn = typeof import("../functions/berth/function.js");
+const berthModule = (await import(pathToFileURL(resolve("dist/functions/berth/function.js")).href)) as Fn;
+const runInProcess = (req: RunFunctionRequest) => berthModule.runFunction(req);
+
+const input = goTemplateInput();
+const dev = await steadyState(runInProcess, "DeveloperWorkspace", fullWorkspace(), { input });
+const devStatus = dev.rsp.desired?.composite?.resource?.status as { phase?: string } | undefined;
+if (devStatus?.phase !== "Ready") throw new Error(`the steady-state request should render a Ready workspace, got ${JSON.stringify(devStatus)}`);
+
+// ==== ExecutionWorkspace slot ===============================================================
+// The ExecutionWorkspace kind is being built. When examples/executionworkspace-sandbox.yaml
+// exists, its steady state is benchmarked on the same Berth process in every round (Berth
+// only: the floor's figures apply unchanged, and the go-templating peer has no template for it).
+let exec: Scenario | undefined;
+let execProblem: string | undefined;
+const execXR = executionWorkspace();
+if (execXR === undefined) execProblem = `slot empty: ${EXECUTION_EXAMPLE} does not exist yet`;
+else {
+  try {
+    exec = await steadyState(runInProcess, "ExecutionWorkspace", execXR, { input });
+  } catch (err) {
+    execProblem = `${EXECUTION_EXAMPLE} is present but cannot be benchmarked yet: ${(err as Error).message}`;
+  }
+}
+// ============================================================================================
+
+const node = process.execPath;
+const targets: Target[] = [
+  { key: "floor", label: "floor (no-op, same SDK)", command: node, args: ["dist/bench/noop-function.js"] },
+  { key: "echo", label: "floor+echo (no-op, Berth-sized reply)", command: node, args: ["dist/bench/noop-function.js"], env: { BERTH_NOOP_ECHO: "1" } },
+  { key: "berth", label: "berth", command: node, args: ["dist/functions/berth/main.js"] },
+  ...(peerBin ? [{ key: "peer", label: `peer (go-templating ${PEER_VERSION})`, command: peerBin, args: [] }] : []),
+];
+
+/** How the desired objects of a response compare with Berth's own (in-process) render. */
+function compareRender(rsp: RunFunctionResponse): { same: number; total: number; different: string[] } {
+  const norm = (o: unknown) => {
+    const c = JSON.parse(JSON.stringify(o ?? null)) as { metadata?: { annotations?: object } } | null;
+    if (c?.metadata?.annotations && Object.keys(c.metadata.annotations).length === 0) delete c.metadata.annotations;
+    return c;
+  };
+  const mine = dev.rsp.desired?.resources ?? {};
+  const theirs = rsp.desired?.resources ?? {};
+  const names = new Set([...Object.keys(mine), ...Object.keys(theirs)]);
+  const different = [...names].filter((n) => !isDeepStrictEqual(norm(mine[n]?.resource), norm(theirs[n]?.resource)) || mine[n]?.ready !== theirs[n]?.ready);
+  return { same: names.size - different.length, total: names.size, different };
+}
+
+// ---- rounds ---------------------------------------------------------------------------------
+
+interface RoundResult extends Latency {
+  startupMs: number;
+  rps: number;
+  calls: number;
+  hwmMb: number;
+  rssMb: number;
+  responseBytes: number;
+  exec?: { p50: number; p99: number; rps: number };
+}
+const results: Record<string, RoundResult[]> = Object.fromEntries(targets.map((t) => [t.key, []]));
+let peerCheck: ReturnType<typeof compareRender> | undefined;
+
+async function measureTarget(t: Target): Promise<RoundResult> {
+  const r: Running = await start(t, dev.bytes);
+  try {
+    if (t.key === "peer" && peerCheck === undefined) peerCheck = compareRender(r.first);
+    if (t.key === "berth") {
+      const c = compareRender(r.first);
+      if (c.same !== c.total) throw new Error(`the berth process rendered differently from the in-process render: ${c.different.join(", ")}`);
+    }
+    await throughput(r, dev.bytes, CONCURRENCY, PHASE.warmupMs);
+    await latency(r, dev.bytes, 200, PHASE.warmupMs);
+    const lat = await latency(r, dev.bytes, PHASE.latencyCalls, PHASE.latencyMs);
+    const tp = await throughput(r, dev.bytes, CONCURRENCY, PHASE.throughputMs);
+    const mem = memory(r.child.pid!);
+    let execFigures: RoundResult["exec"];
+    if (t.key === "berth" && exec) {
+      await latency(r, exec.bytes, 200, PHASE.warmupMs);
+      const el = await latency(r, exec.bytes, PHASE.latencyCalls, PHASE.latencyMs);
+      const et = await throughput(r, exec.bytes, CONCURRENCY, PHASE.throughputMs);
+      execFigures = { p50: el.p50, p99: el.p99, rps: et.rps };
+    }
+    return { ...lat, startupMs: r.startupMs, rps: tp.rps, calls: tp.calls, hwmMb: mem.hwmMb, rssMb: mem.rssMb, responseBytes: r.firstBytes, ...(execFigures ? { exec: execFigures } : {}) };
+  } finally {
+    await r.stop();
+  }
+}
+
+const load0 = loadavg()[0]!;
+const started = Date.now();
+log(`== ${ROUNDS} rounds over ${targets.map((t) => t.key).join(", ")} (request ${(dev.bytes.length / 1024).toFixed(1)} KiB, load average ${load0.toFixed(2)})`);
+for (let round = 0; round < ROUNDS; round++) {
+  const order = targets.map((_, i) => targets[(i + round) % targets.length]!);
+  for (const t of order) {
+    const r = await measureTarget(t);
+    results[t.key]!.push(r);
+    log(
+      `  round ${round + 1} ${t.key.padEnd(5)} start ${r.startupMs.toFixed(0).padStart(4)} ms  p50 ${r.p50.toFixed(3)} p99 ${r.p99.toFixed(3)} ms  ${r.rps.toFixed(0).padStart(5)} req/s  HWM ${r.hwmMb.toFixed(1)} MB` +
+        (r.exec ? `  | exec p50 ${r.exec.p50.toFixed(3)} ms ${r.exec.rps.toFixed(0)} req/s` : ""),
+    );
+  }
+}
+const load1 = loadavg()[0]!;
+
+// ---- scaling --------------------------------------------------------------------------------
+
+let points: Point[] = [];
+if (!opts["no-scaling"]) {
+  log("== scaling series (in-process runFunction of dist/functions/berth/function.js)");
+  points = await scalingSeries(runInProcess, log);
+}
+
+// ---- report ---------------------------------------------------------------------------------
+
+type Key = "startupMs" | "p50" | "p99" | "rps" | "hwmMb";
+const med = (key: string, f: Key) => median(results[key]!.map((r) => r[f]));
+/** Median over rounds of berth/ref (for rps: how many times more requests per second Berth serves). */
+const ratio = (ref: string, f: Key) => (results[ref] ? median(results.berth!.map((b, i) => b[f] / results[ref]![i]![f])) : NaN);
+
+const fmt = (x: number, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : "n/a");
+const rows: string[] = [];
+const pad = (s: string, n: number) => s.padEnd(n);
+const lpad = (s: string, n: number) => s.padStart(n);
+const head = `${pad("", 40)}${lpad("p50 ms", 9)}${lpad("p99 ms", 9)}${lpad("req/s c16", 11)}${lpad("startup ms", 12)}${lpad("peak RSS MB", 13)}${lpad("reply KiB", 11)}`;
+const line = (label: string, cells: string[]) => `${pad(label, 40)}${lpad(cells[0]!, 9)}${lpad(cells[1]!, 9)}${lpad(cells[2]!, 11)}${lpad(cells[3]!, 12)}${lpad(cells[4]!, 13)}${lpad(cells[5] ?? "", 11)}`;
+
+const cpu = cpus()[0]?.model ?? "unknown CPU";
+const goVersion = peerBin ? sh("go", ["env", "GOVERSION"], "go env").stdout.trim() : undefined;
+const pkgVersion = (name: string) => (JSON.parse(readFileSync(`node_modules/${name}/package.json`, "utf8")) as { version: string }).version;
+const commit = sh("git", ["rev-parse", "--short", "HEAD"], "git").stdout.trim();
+const dirty = sh("git", ["status", "--porcelain", "--", "functions"], "git").stdout.trim() !== "";
+
+rows.push(`Berth bench: ${new Date(started).toISOString()}, ${commit}${dirty ? " (functions/ has uncommitted changes)" : ""}`);
+rows.push(`machine: ${cpus().length} cores (${cpu}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, load average ${fmt(load0)} -> ${fmt(load1)}; Node ${process.version}, SDK ${pkgVersion("@crossplane-org/function-sdk-typescript")}, grpc-js ${pkgVersion("@grpc/grpc-js")}${goVersion ? `, ${goVersion}` : ""}`);
+rows.push(
+  `workload: DeveloperWorkspace "${fullWorkspace().metadata!.name}", steady state: ${dev.rendered} composed resources rendered and observed, 5 capabilities (git, inference, mcp, registry, kubernetes read), persistent storage; request ${fmt(dev.bytes.length / 1024, 1)} KiB, identical bytes to every function`,
+);
+rows.push(`method: ${ROUNDS} rounds, every process started afresh each round in rotated order; medians over rounds; c1: ${PHASE.latencyCalls} sequential calls; c16: ${PHASE.throughputMs / 1000} s closed loop; RSS: VmHWM after load`);
+rows.push("");
+rows.push(head);
+for (const t of targets) {
+  rows.push(line(t.label, [fmt(med(t.key, "p50"), 3), fmt(med(t.key, "p99"), 3), fmt(med(t.key, "rps"), 0), fmt(med(t.key, "startupMs"), 0), fmt(med(t.key, "hwmMb"), 1), fmt(median(results[t.key]!.map((r) => r.responseBytes)) / 1024, 1)]));
+}
+if (exec) {
+  rows.push(line("berth, ExecutionWorkspace", [fmt(median(results.berth!.map((r) => r.exec!.p50)), 3), fmt(median(results.berth!.map((r) => r.exec!.p99)), 3), fmt(median(results.berth!.map((r) => r.exec!.rps)), 0), "", "", ""]));
+}
+rows.push("");
+const ratioRow = (ref: string, label: string) =>
+  rows.push(line(label, [`${fmt(ratio(ref, "p50"))}x`, `${fmt(ratio(ref, "p99"))}x`, `${fmt(ratio(ref, "rps"))}x`, `${fmt(ratio(ref, "startupMs"))}x`, `${fmt(ratio(ref, "hwmMb"))}x`]));
+ratioRow("floor", "berth / floor");
+ratioRow("echo", "berth / floor+echo");
+if (results.peer) ratioRow("peer", "berth / peer");
+rows.push("(latency, start-up, RSS: lower is better, so < 1x beats the reference; req/s: higher is better, so > 1x does)");
+rows.push("");
+if (peerBin && peerCheck) {
+  rows.push(`peer render: ${peerCheck.same} of ${peerCheck.total} composed resources identical to Berth's${peerCheck.different.length ? ` (different: ${peerCheck.different.join(", ")})` : ""}`);
+} else rows.push(`peer: not measured: ${peerProblem ?? "unknown"}`);
+rows.push(`ExecutionWorkspace: ${exec ? `measured (${exec.rendered} composed resources, request ${fmt(exec.bytes.length / 1024, 1)} KiB)` : execProblem}`);
+
+const p50Floor = ratio("floor", "p50");
+const p50Peer = ratio("peer", "p50");
+const checks = [
+  { name: `p50 within ${TARGETS_GOAL.p50RatioToFloor}x of the floor`, ok: p50Floor <= TARGETS_GOAL.p50RatioToFloor, value: `${fmt(p50Floor)}x` },
+  { name: "p50 faster than the peer", ok: results.peer ? p50Peer < 1 : undefined, value: results.peer ? `${fmt(p50Peer)}x` : "no peer" },
+  { name: `start-up under ${TARGETS_GOAL.startupMs} ms`, ok: med("berth", "startupMs") < TARGETS_GOAL.startupMs, value: `${fmt(med("berth", "startupMs"), 0)} ms` },
+  { name: `peak RSS under ${TARGETS_GOAL.peakRssMb} MB`, ok: med("berth", "hwmMb") < TARGETS_GOAL.peakRssMb, value: `${fmt(med("berth", "hwmMb"), 1)} MB` },
+];
+rows.push("");
+rows.push("targets:");
+for (const c of checks) rows.push(`  ${c.ok === undefined ? "n/a " : c.ok ? "MET " : "MISS"}  ${c.name}: ${c.value}`);
+
+if (points.length > 0) {
+  rows.push("");
+  rows.push("scaling, in-process (median µs per call; render = runFunction(request); wire = decode request + runFunction + encode response):");
+  for (const series of ["capabilities", "observed"] as const) {
+    const ps = points.filter((p) => p.series === series);
+    rows.push(`  ${series === "capabilities" ? "capabilities declared" : "observed resources"}:`);
+    for (const p of ps) {
+      const e = p === ps[0] ? "" : `   growth exponent vs first: render ${fmt(exponent({ x: ps[0]!.x, t: ps[0]!.renderUs }, { x: p.x, t: p.renderUs }))}, wire ${fmt(exponent({ x: ps[0]!.x, t: ps[0]!.wireUs }, { x: p.x, t: p.wireUs }))}`;
+      rows.push(`    ${lpad(String(p.x), 5)}: ${lpad(String(p.rendered), 3)} objects, ${lpad(String(p.observed), 4)} observed, request ${lpad(fmt(p.requestBytes / 1024, 0), 4)} KiB: render ${lpad(fmt(p.renderUs, 0), 6)} µs  wire ${lpad(fmt(p.wireUs, 0), 6)} µs${e}`);
+    }
+    const first = ps[0]!;
+    const last = ps[ps.length - 1]!;
+    const marginal = (last.renderUs - first.renderUs) / (last.x - first.x);
+    const marginalWire = (last.wireUs - first.wireUs) / (last.x - first.x);
+    rows.push(`    marginal cost per ${series === "capabilities" ? "capability" : "observed resource"}: render ${fmt(marginal, 1)} µs, wire ${fmt(marginalWire, 1)} µs (exponent 1 = linear; below 1 = a fixed cost dominates)`);
+  }
+}
+const report = rows.join("\n");
+process.stdout.write(`\n${report}\n`);
+
+// ---- JSON -----------------------------------------------------------------------------------
+
+const summary = (key: string) =>
+  results[key]
+    ? {
+        p50_ms: med(key, "p50"),
+        p99_ms: med(key, "p99"),
+        throughput_c16: med(key, "rps"),
+        startup_ms: med(key, "startupMs"),
+        peak_rss_mb: med(key, "hwmMb"),
+        response_bytes: median(results[key]!.map((r) => r.responseBytes)),
+        rounds: results[key],
+      }
+    : null;
+const json = {
+  date: new Date(started).toISOString(),
+  commit,
+  functions_dirty: dirty,
+  machine: { cores: cpus().length, cpu, memory_gib: totalmem() / 2 ** 30, load_average_start: load0, load_average_end: load1 },
+  versions: {
+    node: process.version,
+    sdk: pkgVersion("@crossplane-org/function-sdk-typescript"),
+    grpc_js: pkgVersion("@grpc/grpc-js"),
+    go: goVersion ?? null,
+    function_go_templating: peerBin ? PEER_VERSION : null,
+  },
+  method: { rounds: ROUNDS, concurrency: CONCURRENCY, ...PHASE, request_bytes: dev.bytes.length, composed_resources: dev.rendered },
+  p50_ms: med("berth", "p50"),
+  p99_ms: med("berth", "p99"),
+  throughput_c16: med("berth", "rps"),
+  startup_ms: med("berth", "startupMs"),
+  peak_rss_mb: med("berth", "hwmMb"),
+  p50_ratio_to_floor: p50Floor,
+  p50_ratio_to_floor_echo: ratio("echo", "p50"),
+  p50_ratio_to_peer: results.peer ? p50Peer : null,
+  p99_ratio_to_floor: ratio("floor", "p99"),
+  p99_ratio_to_peer: results.peer ? ratio("peer", "p99") : null,
+  throughput_ratio_to_floor: ratio("floor", "rps"),
+  throughput_ratio_to_peer: results.peer ? ratio("peer", "rps") : null,
+  startup_ratio_to_floor: ratio("floor", "startupMs"),
+  startup_ratio_to_peer: results.peer ? ratio("peer", "startupMs") : null,
+  peak_rss_ratio_to_floor: ratio("floor", "hwmMb"),
+  peak_rss_ratio_to_peer: results.peer ? ratio("peer", "hwmMb") : null,
+  targets: Object.fromEntries(checks.map((c) => [c.name, c.ok ?? null])),
+  references: { floor: summary("floor"), floor_echo: summary("echo"), peer: summary("peer"), berth: summary("berth") },
+  peer: peerBin ? { version: PEER_VERSION, binary: peerBin, identical_objects: peerCheck?.same, objects: peerCheck?.total, different: peerCheck?.different } : { problem: peerProblem },
+  execution_workspace: exec
+    ? {
+        p50_ms: median(results.berth!.map((r) => r.exec!.p50)),
+        p99_ms: median(results.berth!.map((r) => r.exec!.p99)),
+        throughput_c16: median(results.berth!.map((r) => r.exec!.rps)),
+        request_bytes: exec.bytes.length,
+        composed_resources: exec.rendered,
+      }
+    : { problem: execProblem },
+  scaling: points,
+};
+if (opts.json) {
+  mkdirSync(dirname(resolve(opts.json)), { recursive: true });
+  writeFileSync(opts.json, `${JSON.stringify(json, null, 2)}\n`);
+  log(`wrote ${opts.json}`);
+}
+
+// ---- profile --------------------------------------------------------------------------------
+
+if (opts.profile) {
+  const dir = `${cache}/bench/profiles`;
+  if (!existsSync(dir)) mkdirSync(dir, { recursive: true });
+  process.stdout.write(`\n${await profileBerth({ request: dev.bytes, dir, seconds: quick ? 4 : 10, concurrency: CONCURRENCY })}\n`);
+}
