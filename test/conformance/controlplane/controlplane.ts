@@ -10,7 +10,7 @@
 //
 // Only node builtins are used; certificates are made with the openssl CLI.
 import { execFile as execFileCb, spawn, type ChildProcess } from "node:child_process";
-import { closeSync, existsSync, openSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { appendFileSync, closeSync, existsSync, openSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { connect, createServer } from "node:net";
 import { homedir, tmpdir } from "node:os";
@@ -98,6 +98,14 @@ export interface ControlPlane {
   startFunction(f: { name: string; command: string; args?: string[]; env?: NodeJS.ProcessEnv; port?: number }): Promise<{ port: number; pid: number | undefined; logFile: string }>;
   /** Kills every process (SIGTERM, then SIGKILL after 10 s); removes the run folder unless kept. */
   stop(): Promise<void>;
+}
+
+function signalGroup(p: { child: ChildProcess }, sig: NodeJS.Signals): void {
+  try {
+    if (p.child.pid) process.kill(-p.child.pid, sig);
+  } catch {
+    p.child.kill(sig);
+  }
 }
 
 interface Proc {
@@ -275,14 +283,36 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   log(`binaries ${binDir}; run dir ${runDir}`);
 
   const killAllSync = () => {
-    for (const p of procs) if (p.exitCode === undefined) p.child.kill("SIGKILL");
+    for (const p of procs) if (p.exitCode === undefined) signalGroup(p, "SIGKILL");
+    watchdog.kill("SIGKILL");
   };
   process.once("exit", killAllSync);
+  // If this Node process dies without running stop() or its exit handler (SIGKILL, or a
+  // SIGTERM with no handler, e.g. a test runner being killed), a detached watchdog kills
+  // every process listed in <runDir>/pids whose command line still names the run folder.
+  const pidFile = join(runDir, "pids");
+  await writeFile(pidFile, "");
+  const watchdog = spawn(
+    "/bin/sh",
+    [
+      "-c",
+      'while kill -0 "$1" 2>/dev/null; do sleep 2; done; for p in $(cat "$2" 2>/dev/null); do ' +
+        'if grep -qF "$3" "/proc/$p/cmdline" 2>/dev/null; then kill -9 "-$p" 2>/dev/null; fi; done',
+      "berth-cp-watchdog",
+      String(process.pid),
+      pidFile,
+      runDir,
+    ],
+    { detached: true, stdio: "ignore" },
+  );
+  watchdog.unref();
 
   const launch = (name: string, bin: string, args: string[], env: NodeJS.ProcessEnv = {}): Proc => {
     const logFile = join(logDir, `${name}.log`);
     const fd = openSync(logFile, "a");
-    const child = spawn(bin, args, { stdio: ["ignore", fd, fd], env: { ...process.env, ...env }, cwd: runDir });
+    // detached: each process leads its own process group, so signals reach its children too
+    // (e.g. the node process a `tsx` wrapper starts).
+    const child = spawn(bin, args, { stdio: ["ignore", fd, fd], env: { ...process.env, ...env }, cwd: runDir, detached: true });
     closeSync(fd);
     const p: Proc = { name, child, logFile, exited: Promise.resolve(null) };
     p.exited = new Promise((resolve) => {
@@ -298,6 +328,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       });
     });
     procs.push(p);
+    if (child.pid) appendFileSync(pidFile, `${child.pid}\n`);
     log(`started ${name} (pid ${child.pid}); log ${logFile}`);
     return p;
   };
@@ -311,11 +342,12 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     stopped = true;
     for (const p of [...procs].reverse()) {
       if (p.exitCode !== undefined) continue;
-      p.child.kill("SIGTERM");
-      const t = setTimeout(() => p.child.kill("SIGKILL"), 10_000);
+      signalGroup(p, "SIGTERM");
+      const t = setTimeout(() => signalGroup(p, "SIGKILL"), 10_000);
       await p.exited;
       clearTimeout(t);
     }
+    watchdog.kill("SIGKILL");
     process.removeListener("exit", killAllSync);
     if (!keep) await rm(runDir, { recursive: true, force: true });
     else log(`kept ${runDir}`);

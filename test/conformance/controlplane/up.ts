@@ -1,24 +1,42 @@
 // Starts the conformance control plane for manual use and keeps it running until
 // Ctrl-C (or SIGTERM). Prints the kubeconfig path and the function TLS folder.
 //
-//   npx tsx test/conformance/controlplane/up.ts [--function NAME --port PORT] [--no-crossplane]
+//   npx tsx test/conformance/controlplane/up.ts [--keep] [--no-crossplane] [--function NAME]
+//       [--port PORT | -- COMMAND ARGS...]
 //
-// With --port, Crossplane is pointed at a function process on localhost:PORT
-// (start it with --tls-server-certs-dir set to the printed function TLS folder).
+// With `-- COMMAND ARGS...` the function process is started too, serving TLS on a free port
+// (`--address=127.0.0.1:PORT --tls-server-certs-dir=DIR` are appended), e.g.
+//   npx tsx test/conformance/controlplane/up.ts -- node --import tsx functions/berth/main.ts
+// With --port, Crossplane is pointed at a function you run yourself on localhost:PORT
+// (give it --tls-server-certs-dir=<the printed BERTH_FUNCTION_TLS_DIR>).
 import { startControlPlane } from "./controlplane.js";
 
+const dashdash = process.argv.indexOf("--");
+const own = dashdash >= 0 ? process.argv.slice(0, dashdash) : process.argv;
+const fnCommand = dashdash >= 0 ? process.argv.slice(dashdash + 1) : [];
+
 function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : undefined;
+  const i = own.indexOf(name);
+  return i >= 0 ? own[i + 1] : undefined;
 }
 
 const cp = await startControlPlane({
-  keepRunDir: process.argv.includes("--keep"),
-  crossplane: !process.argv.includes("--no-crossplane"),
+  keepRunDir: own.includes("--keep"),
+  crossplane: !own.includes("--no-crossplane"),
 });
-const port = arg("--port");
 const fnName = arg("--function") ?? "function-berth";
-if (port) await cp.registerFunction(fnName, Number(port));
+let port = arg("--port");
+try {
+  if (fnCommand[0]) {
+    const f = await cp.startFunction({ name: fnName, command: fnCommand[0], args: fnCommand.slice(1) });
+    port = String(f.port);
+  } else if (port) {
+    await cp.registerFunction(fnName, Number(port));
+  }
+} catch (e) {
+  await cp.stop();
+  throw e;
+}
 
 const out = [
   `KUBECONFIG=${cp.kubeconfig}`,
