@@ -26,10 +26,10 @@ export interface Case {
   want: RunFunctionResponse | { golden: string };
 }
 
-const TTL = { seconds: 60, nanos: 0 };
-const meta = { tag: "test", ttl: TTL };
+export const TTL = { seconds: 60, nanos: 0 };
+export const meta = { tag: "test", ttl: TTL };
 
-const requirement = {
+export const requirement = {
   profile: { apiVersion: "workspaces.berth.dev/v1alpha1", kind: "WorkspaceProfile", matchName: "standard" },
   storageClass: { apiVersion: "storage.k8s.io/v1", kind: "StorageClass", matchName: "xfs-quota" },
   gateway: { apiVersion: "v1", kind: "Service", matchName: "gateway", namespace: "ai-gateway" },
@@ -41,14 +41,14 @@ const ALL_REQUIREMENTS = {
   "service-ai-gateway-gateway": requirement.gateway,
   "service-mcp-docs": requirement.docs,
 };
-const requirements = (resources: Record<string, ResourceSelector>) => ({ extraResources: {}, resources, schemas: {} });
+export const requirements = (resources: Record<string, ResourceSelector>) => ({ extraResources: {}, resources, schemas: {} });
 
-function composite(kind: string, status: Record<string, unknown>, ready = Ready.READY_FALSE) {
+export function composite(kind: string, status: Record<string, unknown>, ready = Ready.READY_FALSE) {
   return { resource: { apiVersion: "workspaces.berth.dev/v1alpha1", kind, status }, connectionDetails: {}, ready };
 }
 
-const fatalResult = (message: string) => ({ severity: Severity.SEVERITY_FATAL, message });
-const warningResult = (message: string) => ({ severity: Severity.SEVERITY_WARNING, message });
+export const fatalResult = (message: string) => ({ severity: Severity.SEVERITY_FATAL, message });
+export const warningResult = (message: string) => ({ severity: Severity.SEVERITY_WARNING, message });
 
 /** Observed objects as a cluster would report them: the rendered object, plus status. */
 export const OBSERVED_NAMESPACE: KubeObject = { apiVersion: "v1", kind: "Namespace", metadata: { name: "ws-alice-payments" }, status: { phase: "Active" } };
@@ -63,7 +63,7 @@ export const OBSERVED_VOLUME: KubeObject = {
  * A case whose answer is fatal. The desired state in the response is exactly the one in the
  * request, so Crossplane changes nothing: no object is applied and none is deleted.
  */
-function fatalCase(name: string, reason: string, req: RunFunctionRequest, reqs: Record<string, ResourceSelector>, message: string): Case {
+export function fatalCase(name: string, reason: string, req: RunFunctionRequest, reqs: Record<string, ResourceSelector>, message: string): Case {
   return {
     name,
     reason,
@@ -92,7 +92,7 @@ export function expected(c: Case): unknown {
 }
 
 // The example profile's fingerprint; it changes only when the profile's spec does.
-const PROFILE_HASH = "sha256:0b614a191197a3b3";
+const PROFILE_HASH = "sha256:447d074dbef64e49";
 
 const OWNED = { namespace: OBSERVED_NAMESPACE, volume: OBSERVED_VOLUME };
 

@@ -56,3 +56,23 @@ export function request(
     requiredResources: required(opts.required ?? {}),
   });
 }
+
+export const CLASS_SANDBOX = loadObject("examples/class-sandbox.yaml");
+export const CLASS_SUBSTRATE = loadObject("examples/class-substrate.yaml");
+export const EW_SANDBOX = loadObject("examples/executionworkspace-sandbox.yaml");
+export const EW_SUBSTRATE = loadObject("examples/executionworkspace-substrate.yaml");
+export const EW_RESTORE = loadObject("examples/executionworkspace-restore.yaml");
+export const EW_FORK = loadObject("examples/executionworkspace-fork.yaml");
+export const CHECKPOINT = loadObject("examples/checkpoint.yaml");
+export const CHECKPOINT_READY = loadObject("examples/cluster/checkpoint-ready.yaml");
+
+/** Everything an execution workspace of the sandbox class refers to, found. */
+export const SANDBOX_REQUIRED = {
+  class: [CLASS_SANDBOX],
+  profile: [PROFILE],
+  "storage-class": [STORAGE_CLASS],
+  "service-ai-gateway-gateway": [SERVICES[0]!],
+  "service-mcp-docs": [SERVICES[1]!],
+  checkpoint: [CHECKPOINT_READY],
+};
+export const SUBSTRATE_REQUIRED = { ...SANDBOX_REQUIRED, class: [CLASS_SUBSTRATE] };

@@ -3,6 +3,7 @@
 // client certificate, once with --insecure. What reaches the wire must equal the in-process
 // answer, field for field.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EXECUTION_CASES } from "../execution-cases.js";
 import { CASES, expected } from "../cases.js";
 import { connect, type FunctionProcess, type RunFunctionClient, startFunction } from "../support/function-process.js";
 import { makeTestPKI } from "../support/tls.js";
@@ -28,7 +29,7 @@ describe.each([
     await fn?.stop();
   });
 
-  it.each(CASES)("$name", async (c) => {
+  it.each([...CASES, ...EXECUTION_CASES])("$name", async (c) => {
     expect(wire(await client.runFunction(c.req))).toEqual(expected(c));
   });
 });

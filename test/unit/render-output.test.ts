@@ -1,25 +1,19 @@
 // `npm run render` must print what `crossplane render` prints. The expected files in
 // test/golden/crossplane-render-*.yaml are the real CLI's output (crossplane CLI v2.5.0 with
-// core v2.4.0 and --crossplane-binary, against this function run with --insecure); the
-// conformance job regenerates and diffs them on every run.
+// core v2.4.0 and --crossplane-binary, against this function run with --insecure), written
+// by test/conformance/render.ts, which CI runs again to check they still match.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { compareKeys, goYAML } from "../../functions/berth/go-yaml.js";
 import { renderLocally } from "../../functions/berth/local-render.js";
 import { renderOutput, renderUID } from "../../functions/berth/render-output.js";
-import { EPHEMERAL, PERSISTENT, PROFILE, REVIEW, SERVICES, STORAGE_CLASS } from "../fixtures.js";
-
-const CLUSTER = [PROFILE, STORAGE_CLASS, ...SERVICES];
+import { loadObject, loadObjects } from "../fixtures.js";
+import { RENDER_EXAMPLES } from "../render-examples.js";
 
 describe("npm run render prints what crossplane render prints, byte for byte", () => {
-  it.each([
-    ["persistent", PERSISTENT, CLUSTER],
-    ["ephemeral", EPHEMERAL, CLUSTER],
-    ["review", REVIEW, CLUSTER],
-    ["pending", PERSISTENT, []],
-    ["profile", PROFILE, [STORAGE_CLASS]],
-  ] as const)("%s", async (name, xr, cluster) => {
-    const { response } = await renderLocally(xr, cluster);
+  it.each(RENDER_EXAMPLES.map((e) => [e.name, e] as const))("%s", async (name, example) => {
+    const xr = loadObject(example.document);
+    const { response } = await renderLocally(xr, example.required.flatMap(loadObjects));
     expect(renderOutput(xr, response)).toBe(readFileSync(`test/golden/crossplane-render-${name}.yaml`, "utf8"));
   });
 });

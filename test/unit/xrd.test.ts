@@ -1,58 +1,29 @@
 // The XRDs are generated from the zod schemas; these tests keep the committed files in step,
 // validate every example against them as the API server would (OpenAPI structure, then the
 // CEL rules), and prove the schema-level rules (name, immutable ID) with a CEL evaluator.
-import { readFileSync } from "node:fs";
-import { evaluate } from "@marcbachmann/cel-js";
-import { Ajv } from "ajv";
+import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { COMPOSITE_KINDS, compositeResourceDefinition } from "../../functions/berth/xrd.js";
 import { definitionPath, definitionYAML } from "../../functions/berth/xrd-files.js";
-import { edited, EXAMPLE_WORKSPACES, PROFILE } from "../fixtures.js";
+import { edited, EXAMPLE_WORKSPACES, loadObject } from "../fixtures.js";
+import { checkCel, checkOpenAPI, schemaOf } from "../support/schema-validation.js";
 
 type Schema = Record<string, unknown>;
-type Rule = { rule: string; message: string };
 
 function committedSchema(plural: string): Schema {
-  const xrd = parse(readFileSync(definitionPath(plural), "utf8"));
-  return xrd.spec.versions[0].schema.openAPIV3Schema as Schema;
+  return schemaOf(definitionPath(plural));
 }
 
-/** The OpenAPI part as JSON Schema for ajv: Kubernetes extensions dropped, int-or-string kept. */
-function jsonSchema(node: unknown): unknown {
-  if (Array.isArray(node)) return node.map(jsonSchema);
-  if (node === null || typeof node !== "object") return node;
-  const out: Schema = {};
-  for (const [k, v] of Object.entries(node as Schema)) if (!k.startsWith("x-kubernetes-")) out[k] = jsonSchema(v);
-  return out;
-}
-
-/** Every CEL rule with the value it applies to, walking the schema alongside the object. */
-function celRules(schema: Schema, value: unknown, oldValue: unknown, at: string): { at: string; rule: Rule; self: unknown; oldSelf: unknown }[] {
-  const found = ((schema["x-kubernetes-validations"] as Rule[] | undefined) ?? []).map((rule) => ({ at, rule, self: value, oldSelf: oldValue }));
-  const properties = schema.properties as Record<string, Schema> | undefined;
-  if (properties && value && typeof value === "object" && !Array.isArray(value)) {
-    for (const [k, s] of Object.entries(properties)) {
-      const v = (value as Schema)[k];
-      if (v !== undefined) found.push(...celRules(s, v, (oldValue as Schema | undefined)?.[k], `${at}.${k}`));
-    }
-  }
-  const items = schema.items as Schema | undefined;
-  if (items && Array.isArray(value)) value.forEach((v, i) => found.push(...celRules(items, v, (oldValue as unknown[] | undefined)?.[i], `${at}[${i}]`)));
-  return found;
-}
-
-/** The messages of failed CEL rules, as the API server would report them. Transition rules need an old object. */
+/** Failed CEL rules; every rule of Berth's XRDs is one cel-js can evaluate. */
 function celFailures(schema: Schema, object: unknown, old?: unknown): string[] {
-  return celRules(schema, object, old, "")
-    // Like the API server, transition rules (those reading oldSelf) run only on update.
-    .filter(({ rule, oldSelf }) => !rule.rule.includes("oldSelf") || oldSelf !== undefined)
-    .filter(({ rule }) => !rule.rule.startsWith("isCIDR")) // cel-js has no Kubernetes CIDR library; zod checks CIDRs
-    .filter(({ rule, self, oldSelf }) => evaluate(rule.rule, { self, oldSelf }) !== true)
-    .map(({ at, rule }) => `${at || "<root>"}: ${rule.message}`);
+  const { failures, unevaluated } = checkCel(schema, object, old);
+  // isCIDR is Kubernetes' CIDR library, which cel-js lacks; zod checks the same thing.
+  expect(unevaluated.filter((r) => !r.startsWith("isCIDR"))).toEqual([]);
+  return failures;
 }
 
-const ajv = new Ajv({ strict: false, allErrors: true });
+const validateOpenAPI = (schema: Schema) => (o: unknown) => checkOpenAPI(schema, o).length === 0;
 
 describe("XRDs", () => {
   it.each(COMPOSITE_KINDS.map((k) => [k.plural, k] as const))("apis/%s/definition.yaml is generated from the zod schema (npm run generate)", (plural, kind) => {
@@ -67,15 +38,25 @@ describe("XRDs", () => {
     expect(columns).toEqual(expect.arrayContaining(["WORKSPACE-ID", "PHASE", "READY", "AGE"]));
   });
 
-  it.each(Object.entries(EXAMPLE_WORKSPACES))("the %s example validates against the DeveloperWorkspace XRD", (_, workspace) => {
-    const schema = committedSchema("developerworkspaces");
-    const validate = ajv.compile(jsonSchema(schema) as Schema);
-    expect(validate(workspace), JSON.stringify(validate.errors)).toBe(true);
-    expect(celFailures(schema, workspace)).toEqual([]);
+  // Every document in examples/ (the cluster/ folder holds other kinds) against its own XRD.
+  const examples = readdirSync("examples")
+    .filter((f) => f.endsWith(".yaml"))
+    .map((f) => [f, loadObject(`examples/${f}`)] as const);
+
+  it("every kind has an example", () => {
+    expect(new Set(examples.map(([, o]) => o.kind))).toEqual(new Set(COMPOSITE_KINDS.map((k) => k.kind)));
+  });
+
+  it.each(examples)("examples/%s validates against its XRD (OpenAPI and CEL)", (_, doc) => {
+    const kind = COMPOSITE_KINDS.find((k) => k.kind === doc.kind);
+    expect(kind, `no XRD for ${doc.kind}`).toBeDefined();
+    const schema = committedSchema(kind!.plural);
+    expect(checkOpenAPI(schema, doc)).toEqual([]);
+    expect(celFailures(schema, doc)).toEqual([]);
   });
 
   it("the OpenAPI schema refuses what the function refuses: wrong types, enums, patterns and sizes", () => {
-    const validate = ajv.compile(jsonSchema(committedSchema("developerworkspaces")) as Schema);
+    const validate = validateOpenAPI(committedSchema("developerworkspaces"));
     type Spec = Record<string, any>;
     const broken: ((s: Spec) => void)[] = [
       (s) => (s.storage.mode = "tmpfs"),
@@ -89,12 +70,6 @@ describe("XRDs", () => {
     for (const b of broken) expect(validate(edited(EXAMPLE_WORKSPACES.persistent, (w) => b(w.spec as Spec)))).toBe(false);
   });
 
-  it("the profile example validates against the WorkspaceProfile XRD", () => {
-    const schema = committedSchema("workspaceprofiles");
-    const validate = ajv.compile(jsonSchema(schema) as Schema);
-    expect(validate(PROFILE), JSON.stringify(validate.errors)).toBe(true);
-    expect(celFailures(schema, PROFILE)).toEqual([]);
-  });
 });
 
 describe("rule 1 at the schema level", () => {

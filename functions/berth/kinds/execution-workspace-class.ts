@@ -14,7 +14,11 @@ import { fatal, stalled } from "../verdicts.js";
 function classProblems(spec: ExecutionWorkspaceClassSpec, profileName: string, profile: WorkspaceProfileSpec): string[] {
   const problems: string[] = [];
   const profileRef = `WorkspaceProfile "${profileName}"`;
-  if (!profile.runtimes.some((r) => r.name === spec.runtime.profile)) problems.push(`spec.runtime.profile: ${profileRef} offers no runtime "${spec.runtime.profile}"`);
+  const runtime = profile.runtimes.find((r) => r.name === spec.runtime.profile);
+  if (runtime === undefined) problems.push(`spec.runtime.profile: ${profileRef} offers no runtime "${spec.runtime.profile}"`);
+  if (runtime !== undefined && spec.provider === "agent-substrate" && !runtime.image.includes("@sha256:")) {
+    problems.push(`spec.runtime.profile: Agent Substrate needs images pinned by digest (changing an image invalidates snapshots), but runtime "${runtime.name}" of ${profileRef} is ${runtime.image}`);
+  }
   spec.permits.destinations.forEach((d, i) => {
     if (!profile.destinations.some((r) => r.name === d)) problems.push(`spec.permits.destinations[${i}]: ${profileRef} reviews no destination "${d}"`);
   });

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { capabilitiesSchema, kubernetesAccess } from "./capabilities.js";
-import { dnsLabel, image, objectRef, text } from "./fields.js";
+import { dnsLabel, image, objectRef, pinnedImage, text } from "./fields.js";
 import { positiveQuantity } from "./quantity.js";
 
 // Execution workspaces (Orka): a sandbox dedicated to one agent Session, from agent-sandbox or
@@ -30,7 +30,7 @@ export const executionWorkspaceClassSpecSchema = z
     agentSubstrate: z
       .strictObject({
         ateomImage: image.describe("Worker image of the dedicated WorkerPool."),
-        pauseImage: image.describe("Root sandbox container of the actor."),
+        pauseImage: pinnedImage.describe("Root sandbox container of the actor, pinned by digest."),
         snapshotLocation: z
           .string()
           .min(1)

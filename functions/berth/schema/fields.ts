@@ -51,3 +51,6 @@ export const cidr = z
 export const port = z.int().min(1).max(65535);
 
 export const protocol = z.enum(["TCP", "UDP", "SCTP"]);
+
+/** An image pinned by digest, as Agent Substrate requires: changing an image invalidates snapshots. */
+export const pinnedImage = image.refine((ref) => ref.includes("@sha256:"), "must be pinned by digest (…@sha256:<digest>): changing the image invalidates snapshots");

@@ -1,0 +1,148 @@
+import { Ready } from "@crossplane-org/function-sdk-typescript";
+import type { KubeObject } from "../functions/berth/model.js";
+import { type Case, composite, fatalCase, meta, requirement, requirements } from "./cases.js";
+import {
+  CHECKPOINT,
+  CLASS_SANDBOX,
+  CLASS_SUBSTRATE,
+  edited,
+  EW_FORK,
+  EW_RESTORE,
+  EW_SANDBOX,
+  EW_SUBSTRATE,
+  PROFILE,
+  request,
+  SANDBOX_REQUIRED,
+  SUBSTRATE_REQUIRED,
+} from "./fixtures.js";
+
+// Whole requests and whole responses for execution workspaces, classes and checkpoints, run
+// in-process (test/unit/function.test.ts) and over gRPC (test/grpc/grpc.test.ts).
+
+export const CLASS_SANDBOX_HASH = "sha256:50c4c3915f892a5c";
+const PROFILE_HASH = "sha256:447d074dbef64e49";
+
+const classRequirement = (name: string) => ({ apiVersion: "workspaces.berth.dev/v1alpha1", kind: "ExecutionWorkspaceClass", matchName: name });
+
+/** A Sandbox as the provider reports it: running, or stopped after a suspend. */
+export function observedSandbox(operatingMode: "Running" | "Suspended", ready: boolean): KubeObject {
+  return {
+    apiVersion: "agents.x-k8s.io/v1beta1",
+    kind: "Sandbox",
+    metadata: { name: "workspace", namespace: "ws-work-session-42" },
+    spec: { operatingMode },
+    status: {
+      conditions: [{ type: "Ready", status: ready ? "True" : "False", reason: ready ? "SandboxReady" : "SandboxPodNotReady", message: "pod sandbox-xyz is Pending", lastTransitionTime: "2026-11-29T09:00:00Z" }],
+    },
+  };
+}
+
+const VOLUME_SNAPSHOT: KubeObject = {
+  apiVersion: "snapshot.storage.k8s.io/v1",
+  kind: "VolumeSnapshot",
+  metadata: { name: "work-session-42-before-refactor", namespace: "ws-work-session-42" },
+  status: { readyToUse: true, boundVolumeSnapshotContentName: "snapcontent-6c1f1a9e", restoreSize: "15Gi" },
+};
+const VOLUME_SNAPSHOT_CONTENT: KubeObject = {
+  apiVersion: "snapshot.storage.k8s.io/v1",
+  kind: "VolumeSnapshotContent",
+  metadata: { name: "snapcontent-6c1f1a9e" },
+  spec: { driver: "pd.csi.storage.gke.io", deletionPolicy: "Delete", source: { volumeHandle: "pvc-1" }, volumeSnapshotRef: { name: "work-session-42-before-refactor", namespace: "ws-work-session-42" } },
+  status: { readyToUse: true, snapshotHandle: "projects/example/global/snapshots/snapshot-6c1f1a9e", restoreSize: 16106127360 },
+};
+
+export const EXECUTION_CASES: Case[] = [
+  {
+    name: "ClassValidatedAgainstItsProfile",
+    reason: "A class renders only its status: valid against its profile, and the hash workspaces pin.",
+    req: request(CLASS_SANDBOX, { required: { profile: [PROFILE] } }),
+    want: {
+      conditions: [],
+      context: undefined,
+      desired: {
+        composite: composite(
+          "ExecutionWorkspaceClass",
+          { phase: "Ready", reason: "Validated", message: "class is valid; workspaces run on agent-sandbox", classHash: CLASS_SANDBOX_HASH, profileHash: PROFILE_HASH },
+          Ready.READY_TRUE,
+        ),
+        resources: {},
+      },
+      meta,
+      requirements: requirements({ profile: requirement.profile }),
+      results: [],
+    },
+  },
+  fatalCase(
+    "ClassMayOnlyOfferReviewedDestinations",
+    "A class cannot permit a destination its profile has not reviewed, nor more than the profile allows.",
+    request(
+      edited(CLASS_SANDBOX, (c) => {
+        const permits = (c.spec as { permits: { destinations: string[]; storage: { max: string } } }).permits;
+        permits.destinations.push("pastebin");
+        permits.storage.max = "500Gi";
+      }),
+      { required: { profile: [PROFILE] } },
+    ),
+    { profile: requirement.profile },
+    'cannot render ExecutionWorkspaceClass "sandbox-session": spec.permits.destinations[3]: WorkspaceProfile "standard" reviews no destination "pastebin"; spec.permits.storage.max: 500Gi exceeds the maxSize 50Gi of WorkspaceProfile "standard"',
+  ),
+  {
+    name: "SandboxWorkspace",
+    reason: "The Namespace profile plus a hardened agent-sandbox Sandbox on Berth's volume, bound to its class.",
+    req: request(EW_SANDBOX, { required: SANDBOX_REQUIRED }),
+    want: { golden: "execution-sandbox" },
+  },
+  {
+    name: "SubstrateWorkspace",
+    reason: "A dedicated gVisor WorkerPool and a data-only-snapshot ActorTemplate; what Berth cannot declare is said in status.",
+    req: request(EW_SUBSTRATE, { required: SUBSTRATE_REQUIRED }),
+    want: { golden: "execution-substrate" },
+  },
+  {
+    name: "SuspendKeepsTheVolume",
+    reason: "Suspended maps to the Sandbox's Suspended mode; the volume stays in the desired state.",
+    req: request(edited(EW_SANDBOX, (w) => ((w.spec as { desiredState: string }).desiredState = "Suspended")), {
+      required: SANDBOX_REQUIRED,
+      observed: { runtime: observedSandbox("Running", true) },
+    }),
+    want: { golden: "execution-suspending" },
+  },
+  {
+    name: "RestoreIntoANewWorkspace",
+    reason: "A checkpoint is brought into a new namespace through a pre-provisioned, retained VolumeSnapshotContent bound to its handle.",
+    req: request(EW_RESTORE, { required: SANDBOX_REQUIRED }),
+    want: { golden: "execution-restore" },
+  },
+  {
+    name: "ForkFromACheckpoint",
+    reason: "A fork starts a new lineage from the same files.",
+    req: request(EW_FORK, { required: SANDBOX_REQUIRED }),
+    want: { golden: "execution-fork" },
+  },
+  {
+    name: "CheckpointRecordsTheSnapshotHandle",
+    reason: "A ready VolumeSnapshot's content handle and driver are recorded, so other namespaces can restore from it.",
+    req: request(CHECKPOINT, {
+      required: { workspace: [EW_SANDBOX], class: [CLASS_SANDBOX], content: [VOLUME_SNAPSHOT_CONTENT] },
+      observed: { snapshot: VOLUME_SNAPSHOT },
+    }),
+    want: { golden: "checkpoint-ready" },
+  },
+  fatalCase(
+    "ClassEditedAfterBindingChangesNothing",
+    "A class edited after a workspace bound to it must not change that workspace silently: fatal, everything kept.",
+    request(edited(EW_SANDBOX, (w) => (w.status = { binding: { name: "sandbox-session", generation: 1, classHash: "sha256:0000000000000000" } })), {
+      required: SANDBOX_REQUIRED,
+      observed: { runtime: observedSandbox("Running", true) },
+    }),
+    { class: classRequirement("sandbox-session") },
+    `cannot render ExecutionWorkspace "work-session-42": ExecutionWorkspaceClass "sandbox-session" changed after this workspace was bound to it (bound to sha256:0000000000000000 at generation 1, now ${CLASS_SANDBOX_HASH}); a running workspace is never changed silently: restore the class, or create a new workspace`,
+  ),
+  fatalCase(
+    "SubstrateClassCannotPermitCheckpoints",
+    "Berth's checkpoints are CSI snapshots of a volume a Substrate actor does not mount; such a class is refused rather than faked.",
+    request(edited(CLASS_SUBSTRATE, (c) => ((c.spec as { permits: { checkpoint: boolean } }).permits.checkpoint = true)), { required: { profile: [PROFILE] } }),
+    {},
+    'cannot render ExecutionWorkspaceClass "substrate-session": invalid document: spec.permits: checkpoint, restore and fork are CSI snapshots of the workspace volume, which an Agent Substrate actor does not mount: Substrate\'s own data-only snapshots are taken through its API, which Berth cannot declare',
+  ),
+];
