@@ -1,6 +1,5 @@
-import { Ready } from "@crossplane-org/function-sdk-typescript";
 import type { KubeObject } from "../functions/berth/model.js";
-import { type Case, composite, fatalCase, meta, requirement, requirements } from "./cases.js";
+import { type Case, fatalCase, requirement } from "./cases.js";
 import {
   CHECKPOINT,
   CLASS_SANDBOX,
@@ -20,7 +19,6 @@ import {
 // in-process (test/unit/function.test.ts) and over gRPC (test/grpc/grpc.test.ts).
 
 export const CLASS_SANDBOX_HASH = "sha256:50c4c3915f892a5c";
-const PROFILE_HASH = "sha256:447d074dbef64e49";
 
 const classRequirement = (name: string) => ({ apiVersion: "workspaces.berth.dev/v1alpha1", kind: "ExecutionWorkspaceClass", matchName: name });
 
@@ -54,23 +52,9 @@ const VOLUME_SNAPSHOT_CONTENT: KubeObject = {
 export const EXECUTION_CASES: Case[] = [
   {
     name: "ClassValidatedAgainstItsProfile",
-    reason: "A class renders only its status: valid against its profile, and the hash workspaces pin.",
+    reason: "A class is validated against its profile, pins nothing itself, and renders its admission: the permits binding with itself as parameter, and its use role.",
     req: request(CLASS_SANDBOX, { required: { profile: [PROFILE] } }),
-    want: {
-      conditions: [],
-      context: undefined,
-      desired: {
-        composite: composite(
-          "ExecutionWorkspaceClass",
-          { phase: "Ready", reason: "Validated", message: "class is valid; workspaces run on agent-sandbox", classHash: CLASS_SANDBOX_HASH, profileHash: PROFILE_HASH },
-          Ready.READY_TRUE,
-        ),
-        resources: {},
-      },
-      meta,
-      requirements: requirements({ profile: requirement.profile }),
-      results: [],
-    },
+    want: { golden: "class-sandbox" },
   },
   fatalCase(
     "ClassMayOnlyOfferReviewedDestinations",

@@ -1,6 +1,8 @@
 import { specHash } from "../hash.js";
 import type { CompositeRenderer, Verdict } from "../model.js";
 import { resolveProfile } from "../profile.js";
+import { withReadiness } from "../readiness.js";
+import { renderClassAdmission } from "../render/class-admission.js";
 import { RequiredResources } from "../required.js";
 import { executionWorkspaceClassSchema } from "../schema/documents.js";
 import { parseDocument } from "../schema/errors.js";
@@ -36,8 +38,9 @@ function classProblems(spec: ExecutionWorkspaceClassSpec, profileName: string, p
 }
 
 /**
- * ExecutionWorkspaceClass renders its own status: whether everything it offers is reviewed by
- * its profile, and the hash workspaces pin when they bind to it.
+ * ExecutionWorkspaceClass renders its status (whether everything it offers is reviewed by its
+ * profile, and the hash workspaces pin when they bind to it) and its admission: the binding
+ * that refuses options it does not permit, and the role that grants `use` on it.
  */
 export const renderExecutionWorkspaceClass: CompositeRenderer = (observed): Verdict => {
   const required = new RequiredResources(observed);
@@ -58,5 +61,6 @@ export const renderExecutionWorkspaceClass: CompositeRenderer = (observed): Verd
     classHash,
     profileHash: specHash(profile.spec),
   };
-  return { type: "rendered", requirements: required.requirements, resources: {}, status, compositeReady: true, warnings: [] };
+  const resources = withReadiness(renderClassAdmission(parsed.value.metadata.name), observed.resources);
+  return { type: "rendered", requirements: required.requirements, resources, status, warnings: [] };
 };

@@ -29,8 +29,13 @@ export const renderWorkspaceCheckpoint: CompositeRenderer = (observed): Verdict 
   const workspace = parseDocument(executionWorkspaceSchema, lookup.object);
   if (!workspace.ok) return fatal(observed, required.requirements, `${describeRequirement(requirement)} is invalid: ${workspace.problems.join("; ")}`);
 
+  // Admission checks `use` on the class the checkpoint names; it must be the workspace's own.
+  const className = workspace.value.spec.classRef.name;
+  if (spec.classRef.name !== className) {
+    return fatal(observed, required.requirements, `spec.classRef: ${describeRequirement(requirement)} is of ExecutionWorkspaceClass "${className}", not "${spec.classRef.name}"`);
+  }
   // The class the workspace is bound to decides whether its files may be checkpointed.
-  const cls = resolveClass(workspace.value.spec.classRef.name, required);
+  const cls = resolveClass(className, required);
   if (cls.type !== "found") return stalled(observed, required.requirements, cls);
   if (!cls.spec.permits.checkpoint) {
     return fatal(observed, required.requirements, `spec.workspaceRef: ExecutionWorkspaceClass "${workspace.value.spec.classRef.name}" of ${describeRequirement(requirement)} does not permit checkpoint`);

@@ -141,10 +141,15 @@ export const executionWorkspaceSpecSchema = z
 
 export type ExecutionWorkspaceSpec = z.output<typeof executionWorkspaceSpecSchema>;
 
-export const workspaceCheckpointSpecSchema = z.strictObject({
-  workspaceRef: objectRef.describe("The ExecutionWorkspace whose files are saved."),
-  volumeSnapshotClassName: dnsLabel(63).optional().describe("The CSI VolumeSnapshotClass; the cluster default if unset."),
-  description: text(256).optional(),
-});
+export const workspaceCheckpointSpecSchema = z
+  .strictObject({
+    workspaceRef: objectRef.describe("The ExecutionWorkspace whose files are saved."),
+    classRef: objectRef.describe("The workspace's ExecutionWorkspaceClass: taking a checkpoint needs use on it, and it must be the workspace's own."),
+    volumeSnapshotClassName: dnsLabel(63).optional().describe("The CSI VolumeSnapshotClass; the cluster default if unset."),
+    description: text(256).optional(),
+  })
+  .meta({
+    "x-kubernetes-validations": [{ rule: "self.workspaceRef == oldSelf.workspaceRef && self.classRef == oldSelf.classRef", message: "spec.workspaceRef and spec.classRef are immutable" }],
+  });
 
 export type WorkspaceCheckpointSpec = z.output<typeof workspaceCheckpointSpecSchema>;

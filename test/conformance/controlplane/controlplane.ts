@@ -92,10 +92,11 @@ export interface ControlPlane {
   registerFunction(name: string, port: number, capabilities?: string[]): Promise<void>;
   /**
    * Starts a function process serving TLS with functionTLSDir on 127.0.0.1:<free port>
-   * (appends `--address=127.0.0.1:PORT --tls-server-certs-dir=DIR` to args), waits until it
+   * (appends `--address=127.0.0.1:PORT --tls-server-certs-dir=DIR` to args; cwd defaults to
+   * process.cwd()), waits until it
    * accepts connections, and registers it under `name`. stop() kills it too.
    */
-  startFunction(f: { name: string; command: string; args?: string[]; env?: NodeJS.ProcessEnv; port?: number }): Promise<{ port: number; pid: number | undefined; logFile: string }>;
+  startFunction(f: { name: string; command: string; args?: string[]; env?: NodeJS.ProcessEnv; port?: number; cwd?: string }): Promise<{ port: number; pid: number | undefined; logFile: string }>;
   /** Kills every process (SIGTERM, then SIGKILL after 10 s); removes the run folder unless kept. */
   stop(): Promise<void>;
 }
@@ -307,12 +308,12 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   );
   watchdog.unref();
 
-  const launch = (name: string, bin: string, args: string[], env: NodeJS.ProcessEnv = {}): Proc => {
+  const launch = (name: string, bin: string, args: string[], env: NodeJS.ProcessEnv = {}, cwd = runDir): Proc => {
     const logFile = join(logDir, `${name}.log`);
     const fd = openSync(logFile, "a");
     // detached: each process leads its own process group, so signals reach its children too
     // (e.g. the node process a `tsx` wrapper starts).
-    const child = spawn(bin, args, { stdio: ["ignore", fd, fd], env: { ...process.env, ...env }, cwd: runDir, detached: true });
+    const child = spawn(bin, args, { stdio: ["ignore", fd, fd], env: { ...process.env, ...env }, cwd, detached: true });
     closeSync(fd);
     const p: Proc = { name, child, logFile, exited: Promise.resolve(null) };
     p.exited = new Promise((resolve) => {
@@ -471,7 +472,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       startFunction: async (f) => {
         if (!cp.functionTLSDir) throw new Error("startFunction needs Crossplane (its CA signs the function's certificate)");
         const port = f.port ?? (await freePort());
-        const p = launch(`function-${f.name}`, f.command, [...(f.args ?? []), `--address=127.0.0.1:${port}`, `--tls-server-certs-dir=${cp.functionTLSDir}`], f.env);
+        const p = launch(`function-${f.name}`, f.command, [...(f.args ?? []), `--address=127.0.0.1:${port}`, `--tls-server-certs-dir=${cp.functionTLSDir}`], f.env, f.cwd ?? process.cwd());
         await poll(`${f.name} listening on 127.0.0.1:${port}`, p, () => canConnect(port), 60_000);
         await registerFunction(kube, f.name, port);
         log(`function ${f.name} on 127.0.0.1:${port} registered`);

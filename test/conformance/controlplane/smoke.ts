@@ -73,6 +73,9 @@ try {
     check(true, `XRD ${name} established`);
   }
   const rest = docs.filter((d) => !isXRD(d) && !isXR(d));
+  // Namespaces the documents live in are created first (a fixture may assume they exist).
+  const namespaces = new Set(docs.map((d) => d.metadata.namespace).filter((n): n is string => !!n));
+  for (const ns of namespaces) await k.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
   for (const d of rest) await k.apply(d);
   const xrs = docs.filter(isXR);
   for (const d of xrs) await k.apply(d);
