@@ -92,15 +92,22 @@ log "versions: kubernetes $KUBERNETES_VERSION, etcd $ETCD_VERSION, crossplane $C
 log "output: $bin"
 
 pinned "$here/go/etcd" go.etcd.io/etcd/server/v3 "v$ETCD_VERSION"
-if [ "$repin" = 1 ]; then
-  # k8s.io/kubernetes replaces its staging modules with ./staging paths; point each
-  # at its published release v0.<minor>.<patch> before resolving the rest.
+if [ "$repin" = 1 ] && [ "$(cd "$here/go/kube" && go list -m -f '{{.Version}}' k8s.io/kubernetes)" != "v$KUBERNETES_VERSION" ]; then
+  # k8s.io/kubernetes replaces its staging modules with ./staging paths; point each at its
+  # published release v0.<minor>.<patch>: rewrite the replace block from the release's go.mod.
+  log "re-pinning k8s.io/kubernetes -> v$KUBERNETES_VERSION and its staging modules"
   kmod="$(cd "$here/go/kube" && go mod download -json "k8s.io/kubernetes@v$KUBERNETES_VERSION" | sed -n 's/.*"GoMod": "\(.*\)",*/\1/p')"
   staging_ver="v0.${KUBERNETES_VERSION#*.}"
   (cd "$here/go/kube" &&
-    for m in $(go list -m -f '{{if .Replace}}{{.Path}}{{end}}' all 2>/dev/null); do go mod edit -dropreplace "$m"; done
-    for m in $(awk '$2 == "=>" && $3 ~ /^\.\/staging\// {print $1}' "$kmod"); do
-      go mod edit -replace "$m=$m@$staging_ver"; done)
+    awk '/^\/\/ k8s.io\/kubernetes requires its staging/{skip=1} !skip{print} skip && /^\)/{skip=0}' go.mod > go.mod.new &&
+    { cat go.mod.new
+      echo "// k8s.io/kubernetes requires its staging modules at v0.0.0 and replaces them with"
+      echo "// local paths; point each at its published release instead ($staging_ver for v$KUBERNETES_VERSION)."
+      echo "replace ("
+      awk -v v="$staging_ver" '$2 == "=>" && $3 ~ /^\.\/staging\// {printf "\t%s => %s %s\n", $1, $1, v}' "$kmod"
+      echo ")"
+    } > go.mod && rm go.mod.new &&
+    go mod edit -require="k8s.io/kubernetes@v$KUBERNETES_VERSION" && go mod tidy)
 fi
 pinned "$here/go/kube" k8s.io/kubernetes "v$KUBERNETES_VERSION"
 pinned "$here/go/crossplane" github.com/crossplane/crossplane/v2 "v$CROSSPLANE_VERSION"
