@@ -51,9 +51,11 @@ const docs: KubeObject[] = paths
 const t0 = Date.now();
 const say = (m: string) => process.stdout.write(`[smoke ${((Date.now() - t0) / 1000).toFixed(1)}s] ${m}\n`);
 let failed = 0;
+let passed = 0;
 const check = (ok: boolean, m: string) => {
   say(`${ok ? "PASS" : "FAIL"} ${m}`);
-  if (!ok) failed++;
+  if (ok) passed++;
+  else failed++;
 };
 
 const cp = await startControlPlane({ keepRunDir: flag("--keep") });
@@ -144,4 +146,5 @@ try {
   await cp.stop();
 }
 say(`${failed === 0 ? "OK" : `${failed} FAILED`}; logs were in ${cp.logDir}${flag("--keep") ? "" : " (removed; use --keep)"}`);
+process.stdout.write(`smoke: ${passed} passed, ${failed} failed\n`);
 process.exit(failed === 0 ? 0 : 1);
