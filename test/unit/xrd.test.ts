@@ -98,3 +98,20 @@ describe("rule 1 at the schema level", () => {
     expect(celFailures(schema, review)).toEqual([".spec: spec.verification is required for lifecycle.profile review"]);
   });
 });
+
+describe("schema defaults", () => {
+  // The API server checks every default against the CEL rules beside it when it accepts the
+  // CRD; a default that breaks one keeps the XRD from ever becoming Established.
+  function defaultsWithRules(schema: Record<string, unknown>, at: string): { at: string; value: unknown; schema: Record<string, unknown> }[] {
+    const here = schema.default !== undefined && schema["x-kubernetes-validations"] !== undefined ? [{ at, value: schema.default, schema }] : [];
+    const children = Object.entries((schema.properties ?? {}) as Record<string, Record<string, unknown>>).flatMap(([k, s]) => defaultsWithRules(s, `${at}.${k}`));
+    const items = schema.items ? defaultsWithRules(schema.items as Record<string, unknown>, `${at}[]`) : [];
+    return [...here, ...children, ...items];
+  }
+
+  it.each(COMPOSITE_KINDS.map((k) => [k.plural] as const))("%s: every default satisfies the CEL rules beside it", (plural) => {
+    for (const { at, value, schema } of defaultsWithRules(committedSchema(plural), "")) {
+      expect(checkCel(schema, value), at).toEqual({ failures: [], unevaluated: [] });
+    }
+  });
+});

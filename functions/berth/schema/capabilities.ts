@@ -37,7 +37,7 @@ export const capabilitiesSchema = z
         ctx.addIssue({ code: "custom", path: ["destination"], message: `Required when access is ${k.access}` });
       }
     })
-    .meta({ "x-kubernetes-validations": [{ rule: "self.access == 'none' || has(self.destination)", message: "destination is required unless access is none" }] }),
+    .meta({ "x-kubernetes-validations": [{ rule: "!has(self.access) || self.access == 'none' || has(self.destination)", message: "destination is required unless access is none" }] }),
   })
   .superRefine((c, ctx) => {
     const names = new Set<string>();
