@@ -74,6 +74,8 @@ export interface Running {
   /** The first response, decoded. */
   first: RunFunctionResponse;
   firstBytes: number;
+  /** Resident set right after the first response, before any load (MB). */
+  idleRssMb: number;
   output(): string;
   stop(): Promise<void>;
 }
@@ -143,7 +145,8 @@ export async function start(target: Target, request: Buffer, timeoutMs = 20_000)
     const first = RunFunctionResponse.decode(rsp);
     const fatal = fatalResults(first);
     if (fatal.length > 0) throw new Error(`${target.label} answered with a fatal result: ${fatal.join("; ")}`);
-    return { target, child, address, client, startupMs, first, firstBytes: rsp.length, output: () => output, stop: async () => (client.close(), await stop()) };
+    const idleRssMb = memory(child.pid!).rssMb;
+    return { target, child, address, client, startupMs, first, firstBytes: rsp.length, idleRssMb, output: () => output, stop: async () => (client.close(), await stop()) };
   } catch (err) {
     await stop();
     throw err;

@@ -31,21 +31,27 @@ interface CpuProfile {
   timeDeltas: number[];
 }
 
-/** Which part of the stack a sample belongs to, by the most specific frame on it. */
+/**
+ * Which part of the request a sample belongs to: the innermost frame on its stack that is
+ * Berth's code, the SDK's protobuf decode or encode, or grpc-js decides (so that grpc-js sending
+ * a reply from inside the SDK's callback counts as grpc-js, and zod called by Berth as Berth).
+ */
 function bucketOf(stack: CallFrame[]): string {
   const leaf = stack[stack.length - 1]!;
   if (leaf.functionName === "(garbage collector)") return "garbage collection";
   if (leaf.functionName === "(idle)") return "idle";
   if (leaf.functionName === "(program)") return "V8/native, unattributed (program)";
-  const has = (f: (c: CallFrame) => boolean) => stack.some(f);
   const proto = (c: CallFrame) => c.url.includes("function-sdk-typescript/dist/proto/");
-  if (has((c) => c.url.includes("/dist/functions/berth/"))) return "berth runFunction (render, incl. what it calls)";
-  if (has((c) => proto(c) && c.functionName === "decode")) return "decode request (ts-proto + Struct.unwrap)";
-  if (has((c) => proto(c) && c.functionName === "encode")) return "encode response (ts-proto + Struct.wrap)";
-  if (has((c) => c.url.includes("function-sdk-typescript/dist/"))) return "SDK FunctionRunner, to(), logging";
-  if (has((c) => c.url.includes("pino"))) return "pino";
-  if (has((c) => c.url.includes("@grpc/grpc-js"))) return "grpc-js (server, http2 framing)";
-  if (has((c) => c.url.startsWith("node:"))) return "node core (net, http2, timers)";
+  for (let i = stack.length - 1; i >= 0; i--) {
+    const c = stack[i]!;
+    if (c.url.includes("/functions/berth/")) return "berth runFunction (render, incl. what it calls)";
+    if (proto(c) && c.functionName === "decode") return "decode request (ts-proto + Struct.unwrap)";
+    if (proto(c) && c.functionName === "encode") return "encode response (ts-proto + Struct.wrap)";
+    if (c.url.includes("@grpc/grpc-js")) return "grpc-js (server, http2 framing)";
+  }
+  if (stack.some((c) => c.url.includes("function-sdk-typescript/dist/"))) return "SDK FunctionRunner, to(), logging";
+  if (stack.some((c) => c.url.includes("pino"))) return "pino";
+  if (stack.some((c) => c.url.startsWith("node:"))) return "node core (net, http2, timers)";
   return "other";
 }
 
@@ -54,7 +60,7 @@ function packageOf(url: string): string {
   if (url.startsWith("node:")) return "node core";
   const m = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (m) return m[1]!;
-  if (url.includes("/dist/functions/berth/")) return "berth";
+  if (url.includes("/functions/berth/")) return "berth";
   return url;
 }
 
@@ -102,7 +108,7 @@ export function analyse(profile: CpuProfile, window?: { fromUs: number; toUs: nu
     if (bucket.startsWith("berth")) {
       const seen = new Set<string>();
       for (const f of stack) {
-        if (!f.url.includes("/dist/functions/berth/")) continue;
+        if (!f.url.includes("/functions/berth/")) continue;
         const k = short(f);
         if (seen.has(k)) continue;
         seen.add(k);

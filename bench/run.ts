@@ -22,7 +22,8 @@ import { isDeepStrictEqual } from "node:util";
 import type { RunFunctionRequest, RunFunctionResponse } from "@crossplane-org/function-sdk-typescript";
 import { latency, type Latency, median, memory, type Running, start, type Target, throughput } from "./load.js";
 import { profileBerth } from "./profile.js";
-import { exponent, type Point, scalingSeries } from "./scaling.js";
+import { buildPlainK8sVariant } from "./variant-plain-k8s.js";
+import { exponent, type Point } from "./scaling.js";
 import { EXECUTION_EXAMPLE, executionWorkspace, fullWorkspace, goTemplateInput, type Scenario, steadyState } from "./workload.js";
 
 const { values: opts } = parseArgs({
@@ -34,6 +35,8 @@ const { values: opts } = parseArgs({
     "no-peer": { type: "boolean", default: false },
     "no-scaling": { type: "boolean", default: false },
     profile: { type: "boolean", default: false },
+    "node-flags": { type: "string" },
+    variant: { type: "string" },
   },
   allowPositionals: false,
 });
@@ -61,7 +64,7 @@ if (!opts["skip-build"]) {
   log("== building function-berth (npm run build) and the no-op floor");
   if (!sh("npm", ["run", "-s", "build"], "npm run build").ok) process.exit(1);
 }
-if (!sh(process.execPath, ["node_modules/typescript/bin/tsc", "-p", "bench/tsconfig.noop.json"], "compiling bench/noop-function.ts").ok) process.exit(1);
+if (!sh(process.execPath, ["node_modules/typescript/bin/tsc", "-p", "bench/tsconfig.json"], "compiling bench/ (tsc -p bench/tsconfig.json)").ok) process.exit(1);
 
 let peerBin: string | undefined;
 let peerProblem: string | undefined;
@@ -105,11 +108,20 @@ else {
 }
 // ============================================================================================
 
+// --variant plain-k8s measures, in berth's place, the compiled function with plain objects
+// instead of kubernetes-models classes (bench/variant-plain-k8s.ts); functions/ is untouched.
+const variant = opts.variant;
+if (variant !== undefined && variant !== "plain-k8s") throw new Error(`unknown --variant ${variant} (known: plain-k8s)`);
+const berthEntry = variant === "plain-k8s" ? buildPlainK8sVariant() : "dist/functions/berth/main.js";
+
 const node = process.execPath;
+// --node-flags "..." starts every Node target (floor, floor+echo, berth) with these V8/Node
+// flags, for experiments such as --max-semi-space-size; the default is none, as deployed.
+const nodeFlags = opts["node-flags"]?.split(/\s+/).filter(Boolean) ?? [];
 const targets: Target[] = [
-  { key: "floor", label: "floor (no-op, same SDK)", command: node, args: ["dist/bench/noop-function.js"] },
-  { key: "echo", label: "floor+echo (no-op, Berth-sized reply)", command: node, args: ["dist/bench/noop-function.js"], env: { BERTH_NOOP_ECHO: "1" } },
-  { key: "berth", label: "berth", command: node, args: ["dist/functions/berth/main.js"] },
+  { key: "floor", label: "floor (no-op, same SDK)", command: node, args: ["dist/bench/noop-function.js"], nodeFlags },
+  { key: "echo", label: "floor+echo (no-op, Berth-sized reply)", command: node, args: ["dist/bench/noop-function.js"], env: { BERTH_NOOP_ECHO: "1" }, nodeFlags },
+  { key: "berth", label: variant ? `berth, variant ${variant}` : "berth", command: node, args: [berthEntry], nodeFlags },
   ...(peerBin ? [{ key: "peer", label: `peer (go-templating ${PEER_VERSION})`, command: peerBin, args: [] }] : []),
 ];
 
@@ -135,6 +147,7 @@ interface RoundResult extends Latency {
   calls: number;
   hwmMb: number;
   rssMb: number;
+  idleRssMb: number;
   responseBytes: number;
   exec?: { p50: number; p99: number; rps: number };
 }
@@ -161,7 +174,7 @@ async function measureTarget(t: Target): Promise<RoundResult> {
       const et = await throughput(r, exec.bytes, CONCURRENCY, PHASE.throughputMs);
       execFigures = { p50: el.p50, p99: el.p99, rps: et.rps };
     }
-    return { ...lat, startupMs: r.startupMs, rps: tp.rps, calls: tp.calls, hwmMb: mem.hwmMb, rssMb: mem.rssMb, responseBytes: r.firstBytes, ...(execFigures ? { exec: execFigures } : {}) };
+    return { ...lat, startupMs: r.startupMs, rps: tp.rps, calls: tp.calls, hwmMb: mem.hwmMb, rssMb: mem.rssMb, idleRssMb: r.idleRssMb, responseBytes: r.firstBytes, ...(execFigures ? { exec: execFigures } : {}) };
   } finally {
     await r.stop();
   }
@@ -185,15 +198,22 @@ const load1 = loadavg()[0]!;
 
 // ---- scaling --------------------------------------------------------------------------------
 
-let points: Point[] = [];
-if (!opts["no-scaling"]) {
-  log("== scaling series (in-process runFunction of dist/functions/berth/function.js)");
-  points = await scalingSeries(runInProcess, log);
+interface InProcess {
+  request_bytes: number;
+  response_bytes: number;
+  breakdown_us: Record<string, number>;
+  experiments_us: Record<string, number>;
+  struct_codec_check: { identical_encodings: number; structs: number; decodes_equal: boolean; request_struct_bytes: number; response_struct_bytes: number } | null;
+  scaling: Point[];
 }
+log("== in-process: one call's breakdown, experiments and the scaling series (node dist/bench/inprocess.js)");
+const ip = sh(process.execPath, ["dist/bench/inprocess.js", ...(quick ? ["--quick"] : []), ...(opts["no-scaling"] ? ["--no-scaling"] : [])], "node dist/bench/inprocess.js");
+const inproc = ip.ok ? (JSON.parse(ip.stdout.trim().split("\n").pop()!) as InProcess) : undefined;
+const points: Point[] = inproc?.scaling ?? [];
 
 // ---- report ---------------------------------------------------------------------------------
 
-type Key = "startupMs" | "p50" | "p99" | "rps" | "hwmMb";
+type Key = "startupMs" | "p50" | "p99" | "rps" | "hwmMb" | "idleRssMb";
 const med = (key: string, f: Key) => median(results[key]!.map((r) => r[f]));
 /** Median over rounds of berth/ref (for rps: how many times more requests per second Berth serves). */
 const ratio = (ref: string, f: Key) => (results[ref] ? median(results.berth!.map((b, i) => b[f] / results[ref]![i]![f])) : NaN);
@@ -202,8 +222,8 @@ const fmt = (x: number, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : "n/a");
 const rows: string[] = [];
 const pad = (s: string, n: number) => s.padEnd(n);
 const lpad = (s: string, n: number) => s.padStart(n);
-const head = `${pad("", 40)}${lpad("p50 ms", 9)}${lpad("p99 ms", 9)}${lpad("req/s c16", 11)}${lpad("startup ms", 12)}${lpad("peak RSS MB", 13)}${lpad("reply KiB", 11)}`;
-const line = (label: string, cells: string[]) => `${pad(label, 40)}${lpad(cells[0]!, 9)}${lpad(cells[1]!, 9)}${lpad(cells[2]!, 11)}${lpad(cells[3]!, 12)}${lpad(cells[4]!, 13)}${lpad(cells[5] ?? "", 11)}`;
+const head = `${pad("", 40)}${lpad("p50 ms", 9)}${lpad("p99 ms", 9)}${lpad("req/s c16", 11)}${lpad("startup ms", 12)}${lpad("peak RSS MB", 13)}${lpad("idle RSS MB", 13)}${lpad("reply KiB", 11)}`;
+const line = (label: string, cells: string[]) => `${pad(label, 40)}${lpad(cells[0]!, 9)}${lpad(cells[1]!, 9)}${lpad(cells[2]!, 11)}${lpad(cells[3]!, 12)}${lpad(cells[4]!, 13)}${lpad(cells[5] ?? "", 13)}${lpad(cells[6] ?? "", 11)}`;
 
 const cpu = cpus()[0]?.model ?? "unknown CPU";
 const goVersion = peerBin ? sh("go", ["env", "GOVERSION"], "go env").stdout.trim() : undefined;
@@ -216,18 +236,20 @@ rows.push(`machine: ${cpus().length} cores (${cpu}), ${(totalmem() / 2 ** 30).to
 rows.push(
   `workload: DeveloperWorkspace "${fullWorkspace().metadata!.name}", steady state: ${dev.rendered} composed resources rendered and observed, 5 capabilities (git, inference, mcp, registry, kubernetes read), persistent storage; request ${fmt(dev.bytes.length / 1024, 1)} KiB, identical bytes to every function`,
 );
-rows.push(`method: ${ROUNDS} rounds, every process started afresh each round in rotated order; medians over rounds; c1: ${PHASE.latencyCalls} sequential calls; c16: ${PHASE.throughputMs / 1000} s closed loop; RSS: VmHWM after load`);
+if (variant) rows.push(`VARIANT: "berth" below is ${berthEntry} (bench/variant-plain-k8s.ts), not the function as committed`);
+if (nodeFlags.length > 0) rows.push(`node flags for the Node targets: ${nodeFlags.join(" ")}`);
+rows.push(`method: ${ROUNDS} rounds, every process started afresh each round in rotated order; medians over rounds; c1: ${PHASE.latencyCalls} sequential calls; c16: ${PHASE.throughputMs / 1000} s closed loop; peak RSS: VmHWM after load; idle RSS: VmRSS after the first response`);
 rows.push("");
 rows.push(head);
 for (const t of targets) {
-  rows.push(line(t.label, [fmt(med(t.key, "p50"), 3), fmt(med(t.key, "p99"), 3), fmt(med(t.key, "rps"), 0), fmt(med(t.key, "startupMs"), 0), fmt(med(t.key, "hwmMb"), 1), fmt(median(results[t.key]!.map((r) => r.responseBytes)) / 1024, 1)]));
+  rows.push(line(t.label, [fmt(med(t.key, "p50"), 3), fmt(med(t.key, "p99"), 3), fmt(med(t.key, "rps"), 0), fmt(med(t.key, "startupMs"), 0), fmt(med(t.key, "hwmMb"), 1), fmt(med(t.key, "idleRssMb"), 1), fmt(median(results[t.key]!.map((r) => r.responseBytes)) / 1024, 1)]));
 }
 if (exec) {
   rows.push(line("berth, ExecutionWorkspace", [fmt(median(results.berth!.map((r) => r.exec!.p50)), 3), fmt(median(results.berth!.map((r) => r.exec!.p99)), 3), fmt(median(results.berth!.map((r) => r.exec!.rps)), 0), "", "", ""]));
 }
 rows.push("");
 const ratioRow = (ref: string, label: string) =>
-  rows.push(line(label, [`${fmt(ratio(ref, "p50"))}x`, `${fmt(ratio(ref, "p99"))}x`, `${fmt(ratio(ref, "rps"))}x`, `${fmt(ratio(ref, "startupMs"))}x`, `${fmt(ratio(ref, "hwmMb"))}x`]));
+  rows.push(line(label, [`${fmt(ratio(ref, "p50"))}x`, `${fmt(ratio(ref, "p99"))}x`, `${fmt(ratio(ref, "rps"))}x`, `${fmt(ratio(ref, "startupMs"))}x`, `${fmt(ratio(ref, "hwmMb"))}x`, `${fmt(ratio(ref, "idleRssMb"))}x`]));
 ratioRow("floor", "berth / floor");
 ratioRow("echo", "berth / floor+echo");
 if (results.peer) ratioRow("peer", "berth / peer");
@@ -250,6 +272,18 @@ rows.push("");
 rows.push("targets:");
 for (const c of checks) rows.push(`  ${c.ok === undefined ? "n/a " : c.ok ? "MET " : "MISS"}  ${c.name}: ${c.value}`);
 
+if (inproc) {
+  const b = inproc.breakdown_us;
+  const call = b.decode! + b.render! + b.encode!;
+  const share = (x: number) => `${fmt((100 * x) / call, 0)}%`;
+  rows.push("");
+  rows.push(`one call in-process (plain node, median µs; request ${fmt(inproc.request_bytes / 1024, 1)} KiB, reply ${fmt(inproc.response_bytes / 1024, 1)} KiB):`);
+  rows.push(`  decode request ${fmt(b.decode!, 0)} (${share(b.decode!)}) + runFunction ${fmt(b.render!, 0)} (${share(b.render!)}) + encode reply ${fmt(b.encode!, 0)} (${share(b.encode!)}) = ${fmt(call, 0)} µs; the floor's decode + to(req) + encode: ${fmt(b.floor!, 0)} µs`);
+  rows.push("  what parts cost (median µs per call, measured interleaved):");
+  for (const [k, v] of Object.entries(inproc.experiments_us)) rows.push(`    ${k.padEnd(48)} ${lpad(fmt(v, 1), 8)}`);
+  const c = inproc.struct_codec_check;
+  if (c) rows.push(`    (direct codec: bench/struct-codec.ts; ${c.identical_encodings}/${c.structs} Structs encode byte-identical to the SDK's, decodes ${c.decodes_equal ? "equal" : "DIFFER"}; request Structs ${fmt(c.request_struct_bytes / 1024, 1)} KiB, reply Structs ${fmt(c.response_struct_bytes / 1024, 1)} KiB)`);
+} else rows.push(`in-process measurements failed: ${ip.stderr.trim().split("\n").slice(-5).join(" / ")}`);
 if (points.length > 0) {
   rows.push("");
   rows.push("scaling, in-process (median µs per call; render = runFunction(request); wire = decode request + runFunction + encode response):");
@@ -258,7 +292,7 @@ if (points.length > 0) {
     rows.push(`  ${series === "capabilities" ? "capabilities declared" : "observed resources"}:`);
     for (const p of ps) {
       const e = p === ps[0] ? "" : `   growth exponent vs first: render ${fmt(exponent({ x: ps[0]!.x, t: ps[0]!.renderUs }, { x: p.x, t: p.renderUs }))}, wire ${fmt(exponent({ x: ps[0]!.x, t: ps[0]!.wireUs }, { x: p.x, t: p.wireUs }))}`;
-      rows.push(`    ${lpad(String(p.x), 5)}: ${lpad(String(p.rendered), 3)} objects, ${lpad(String(p.observed), 4)} observed, request ${lpad(fmt(p.requestBytes / 1024, 0), 4)} KiB: render ${lpad(fmt(p.renderUs, 0), 6)} µs  wire ${lpad(fmt(p.wireUs, 0), 6)} µs${e}`);
+      rows.push(`    ${lpad(String(p.x), 5)} (${p.label}): ${lpad(String(p.rendered), 3)} objects, ${lpad(String(p.observed), 4)} observed, request ${lpad(fmt(p.requestBytes / 1024, 0), 4)} KiB: render ${lpad(fmt(p.renderUs, 0), 6)} µs  wire ${lpad(fmt(p.wireUs, 0), 6)} µs${e}`);
     }
     const first = ps[0]!;
     const last = ps[ps.length - 1]!;
@@ -280,6 +314,7 @@ const summary = (key: string) =>
         throughput_c16: med(key, "rps"),
         startup_ms: med(key, "startupMs"),
         peak_rss_mb: med(key, "hwmMb"),
+        idle_rss_mb: med(key, "idleRssMb"),
         response_bytes: median(results[key]!.map((r) => r.responseBytes)),
         rounds: results[key],
       }
@@ -288,6 +323,8 @@ const json = {
   date: new Date(started).toISOString(),
   commit,
   functions_dirty: dirty,
+  variant: variant ?? null,
+  node_flags: nodeFlags,
   machine: { cores: cpus().length, cpu, memory_gib: totalmem() / 2 ** 30, load_average_start: load0, load_average_end: load1 },
   versions: {
     node: process.version,
@@ -302,6 +339,7 @@ const json = {
   throughput_c16: med("berth", "rps"),
   startup_ms: med("berth", "startupMs"),
   peak_rss_mb: med("berth", "hwmMb"),
+  idle_rss_mb: med("berth", "idleRssMb"),
   p50_ratio_to_floor: p50Floor,
   p50_ratio_to_floor_echo: ratio("echo", "p50"),
   p50_ratio_to_peer: results.peer ? p50Peer : null,
@@ -325,6 +363,7 @@ const json = {
         composed_resources: exec.rendered,
       }
     : { problem: execProblem },
+  in_process: inproc ? { breakdown_us: inproc.breakdown_us, experiments_us: inproc.experiments_us, struct_codec_check: inproc.struct_codec_check } : null,
   scaling: points,
 };
 if (opts.json) {

@@ -18,10 +18,14 @@ export type RunFunc = (req: RunFunctionRequest) => RunFunctionResponse | Promise
 export const EXECUTION_EXAMPLE = "examples/executionworkspace-sandbox.yaml";
 export const GO_TEMPLATE = "bench/go-templating/workspace.tmpl";
 
-/** Every cluster object the examples provide, the way `crossplane render --required-resources` takes them. */
+/**
+ * Every object the examples provide (profiles, classes, cluster objects), for answering required
+ * resources the way `crossplane render --required-resources` takes them: a requirement matches
+ * by apiVersion, kind, name and namespace, so workspaces in the pool are never picked by mistake.
+ */
 export function clusterObjects(): KubeObject[] {
-  const files = ["examples/profile.yaml", ...readdirSync("examples/cluster").filter((f) => f.endsWith(".yaml")).map((f) => `examples/cluster/${f}`)];
-  return files.flatMap(loadObjects);
+  const yaml = (dir: string) => readdirSync(dir).filter((f) => f.endsWith(".yaml")).map((f) => `${dir}/${f}`);
+  return [...yaml("examples"), ...yaml("examples/cluster")].flatMap(loadObjects);
 }
 
 /** The workspace the bench renders: the persistent example with all five kinds of capability. */
