@@ -64,17 +64,9 @@ export function resolveEgress(
     }
     const ref = destination.service!;
     const requirement = { apiVersion: "v1", kind: "Service", namespace: ref.namespace, name: ref.name };
-    const lookup = required.get(`service-${ref.namespace}-${ref.name}`, requirement);
-    if (lookup.state === "pending") {
-      problem ??= { type: "fetching", reason: "WaitingForDestination", message: `waiting for ${describeRequirement(requirement)}` };
-      continue;
-    }
-    if (lookup.state === "missing") {
-      problem ??= {
-        type: "waiting",
-        reason: "DestinationNotFound",
-        message: `reviewed destination "${destination.name}" of WorkspaceProfile "${profile.name}": ${describeRequirement(requirement)} not found`,
-      };
+    const lookup = required.need(`service-${ref.namespace}-${ref.name}`, requirement, "Destination", `reviewed destination "${destination.name}" of WorkspaceProfile "${profile.name}"`);
+    if (lookup.type !== "found") {
+      problem ??= lookup;
       continue;
     }
     const spec = (lookup.object.spec ?? {}) as { selector?: Record<string, string>; ports?: { port?: number; targetPort?: number | string; protocol?: string }[] };

@@ -72,9 +72,8 @@ function grant(spec: ExecutionWorkspaceSpec, className: string, cls: ExecutionWo
 /** The checkpoint a restore or fork starts from, once its snapshot is ready to use. */
 function resolveCheckpoint(name: string, field: string, required: RequiredResources): { type: "found"; source: SnapshotSource; restoreSize?: string; sourceWorkspace?: string } | Problem {
   const requirement = { apiVersion: API_VERSION, kind: "WorkspaceCheckpoint", name };
-  const lookup = required.get("checkpoint", requirement);
-  if (lookup.state === "pending") return { type: "fetching", reason: "WaitingForCheckpoint", message: `waiting for ${describeRequirement(requirement)}` };
-  if (lookup.state === "missing") return { type: "waiting", reason: "CheckpointNotFound", message: `${field}: ${describeRequirement(requirement)} not found` };
+  const lookup = required.need("checkpoint", requirement, "Checkpoint", field);
+  if (lookup.type !== "found") return lookup;
   const status = lookup.object.status as WorkspaceCheckpointStatus | undefined;
   const snapshot = status?.snapshot;
   if (!snapshot?.readyToUse || !snapshot.snapshotHandle || !snapshot.driver) {

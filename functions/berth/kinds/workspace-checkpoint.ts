@@ -23,14 +23,11 @@ export const renderWorkspaceCheckpoint: CompositeRenderer = (observed): Verdict 
   const { metadata, spec } = parsed.value;
 
   const requirement = { apiVersion: API_VERSION, kind: "ExecutionWorkspace", name: spec.workspaceRef.name };
-  const lookup = required.get("workspace", requirement);
-  if (lookup.state === "pending") return stalled(observed, required.requirements, { type: "fetching", reason: "WaitingForWorkspace", message: `waiting for ${describeRequirement(requirement)}` });
-  if (lookup.state === "missing") return stalled(observed, required.requirements, { type: "waiting", reason: "WorkspaceNotFound", message: `spec.workspaceRef: ${describeRequirement(requirement)} not found` });
-  const workspace = parseDocument(executionWorkspaceSchema, lookup.object);
-  if (!workspace.ok) return fatal(observed, required.requirements, `${describeRequirement(requirement)} is invalid: ${workspace.problems.join("; ")}`);
+  const workspace = required.needDocument("workspace", requirement, "Workspace", executionWorkspaceSchema, "spec.workspaceRef");
+  if (workspace.type !== "found") return stalled(observed, required.requirements, workspace);
 
   // Admission checks `use` on the class the checkpoint names; it must be the workspace's own.
-  const className = workspace.value.spec.classRef.name;
+  const className = workspace.document.spec.classRef.name;
   if (spec.classRef.name !== className) {
     return fatal(observed, required.requirements, `spec.classRef: ${describeRequirement(requirement)} is of ExecutionWorkspaceClass "${className}", not "${spec.classRef.name}"`);
   }
@@ -38,7 +35,7 @@ export const renderWorkspaceCheckpoint: CompositeRenderer = (observed): Verdict 
   const cls = resolveClass(className, required);
   if (cls.type !== "found") return stalled(observed, required.requirements, cls);
   if (!cls.spec.permits.checkpoint) {
-    return fatal(observed, required.requirements, `spec.workspaceRef: ExecutionWorkspaceClass "${workspace.value.spec.classRef.name}" of ${describeRequirement(requirement)} does not permit checkpoint`);
+    return fatal(observed, required.requirements, `spec.workspaceRef: ExecutionWorkspaceClass "${workspace.document.spec.classRef.name}" of ${describeRequirement(requirement)} does not permit checkpoint`);
   }
 
   const namespace = workspaceNamespace(spec.workspaceRef.name);
