@@ -2,16 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { Ready, type ResourceSelector, type RunFunctionRequest, type RunFunctionResponse, Severity } from "@crossplane-org/function-sdk-typescript";
 import { parse } from "yaml";
 import type { KubeObject } from "../functions/berth/model.js";
-import {
-  ALL_REQUIRED,
-  EPHEMERAL,
-  edited,
-  PERSISTENT,
-  PROFILE,
-  REVIEW,
-  request,
-  STORAGE_CLASS,
-} from "./fixtures.js";
+import { ALL_REQUIRED, EPHEMERAL, edited, PERSISTENT, PROFILE, REVIEW, request, STORAGE_CLASS } from "./fixtures.js";
 
 /**
  * The table of whole requests and whole expected responses, shared by the in-process tests
@@ -79,6 +70,31 @@ export function fatalCase(name: string, reason: string, req: RunFunctionRequest,
   };
 }
 
+/**
+ * A case whose answer renders no composed resource, only the XR's status: a workspace that
+ * is waiting or refused while it owns nothing, or a profile.
+ */
+function statusOnlyCase(
+  name: string,
+  reason: string,
+  req: RunFunctionRequest,
+  want: { kind: string; status: Record<string, unknown>; reqs: Record<string, ResourceSelector>; warnings: string[]; ready?: Ready },
+): Case {
+  return {
+    name,
+    reason,
+    req,
+    want: {
+      conditions: [],
+      context: undefined,
+      desired: { composite: composite(want.kind, want.status, want.ready ?? Ready.READY_FALSE), resources: {} },
+      meta,
+      requirements: requirements(want.reqs),
+      results: want.warnings.map(warningResult),
+    },
+  };
+}
+
 export const GOLDEN_DIR = "test/golden";
 
 export const goldenPath = (name: string) => `${GOLDEN_DIR}/${name}.yaml`;
@@ -103,78 +119,66 @@ const FAILED_JOB: KubeObject = {
   metadata: { name: "workspace", namespace: "ws-agent-fix-1234" },
   status: {
     failed: 1,
-    conditions: [{ type: "Failed", status: "True", reason: "BackoffLimitExceeded", message: "Job has reached the specified backoff limit", lastTransitionTime: "2026-11-02T09:00:00Z" }],
+    conditions: [
+      {
+        type: "Failed",
+        status: "True",
+        reason: "BackoffLimitExceeded",
+        message: "Job has reached the specified backoff limit",
+        lastTransitionTime: "2026-11-02T09:00:00Z",
+      },
+    ],
   },
 };
 const RECORDED = { outcome: { result: "Succeeded", reason: "Completed", finishedAt: "2026-11-01T10:00:00Z" } };
 
 export const CASES: Case[] = [
-  {
-    name: "WaitingForProfile",
-    reason: "A new workspace first asks Crossplane for its profile and says in status that it is waiting.",
-    req: request(PERSISTENT),
-    want: {
-      conditions: [],
-      context: undefined,
-      desired: {
-        composite: composite("DeveloperWorkspace", {
-          namespace: "ws-alice-payments",
-          profile: "standard",
-          phase: "Pending",
-          reason: "WaitingForProfile",
-          message: 'waiting for WorkspaceProfile "standard"',
-        }),
-        resources: {},
-      },
-      meta,
-      requirements: requirements({ profile: requirement.profile }),
-      results: [warningResult('DeveloperWorkspace "alice-payments-xr": waiting for WorkspaceProfile "standard"')],
+  statusOnlyCase("WaitingForProfile", "A new workspace first asks Crossplane for its profile and says in status that it is waiting.", request(PERSISTENT), {
+    kind: "DeveloperWorkspace",
+    status: {
+      namespace: "ws-alice-payments",
+      profile: "standard",
+      phase: "Pending",
+      reason: "WaitingForProfile",
+      message: 'waiting for WorkspaceProfile "standard"',
     },
-  },
-  {
-    name: "FetchingIsNeverFatal",
-    reason: "A workspace that owns objects, called before Crossplane has fetched its profile (after a restart), asks for it without a fatal result: a fatal result would stop Crossplane's requirement loop before the fetch. Crossplane calls again and discards this answer.",
-    req: request(PERSISTENT, { observed: OWNED }),
-    want: {
-      conditions: [],
-      context: undefined,
-      desired: {
-        composite: composite("DeveloperWorkspace", {
-          namespace: "ws-alice-payments",
-          profile: "standard",
-          phase: "Pending",
-          reason: "WaitingForProfile",
-          message: 'waiting for WorkspaceProfile "standard"',
-        }),
-        resources: {},
+    reqs: { profile: requirement.profile },
+    warnings: ['DeveloperWorkspace "alice-payments-xr": waiting for WorkspaceProfile "standard"'],
+  }),
+  statusOnlyCase(
+    "FetchingIsNeverFatal",
+    "A workspace that owns objects, called before Crossplane has fetched its profile (after a restart), asks for it without a fatal result: a fatal result would stop Crossplane's requirement loop before the fetch. Crossplane calls again and discards this answer.",
+    request(PERSISTENT, { observed: OWNED }),
+    {
+      kind: "DeveloperWorkspace",
+      status: {
+        namespace: "ws-alice-payments",
+        profile: "standard",
+        phase: "Pending",
+        reason: "WaitingForProfile",
+        message: 'waiting for WorkspaceProfile "standard"',
       },
-      meta,
-      requirements: requirements({ profile: requirement.profile }),
-      results: [warningResult('DeveloperWorkspace "alice-payments-xr": waiting for WorkspaceProfile "standard"')],
+      reqs: { profile: requirement.profile },
+      warnings: ['DeveloperWorkspace "alice-payments-xr": waiting for WorkspaceProfile "standard"'],
     },
-  },
-  {
-    name: "ProfileNotFoundOwnsNothing",
-    reason: "A workspace whose profile does not exist, and which owns nothing yet, is Pending with the reason.",
-    req: request(PERSISTENT, { required: { profile: [] } }),
-    want: {
-      conditions: [],
-      context: undefined,
-      desired: {
-        composite: composite("DeveloperWorkspace", {
-          namespace: "ws-alice-payments",
-          profile: "standard",
-          phase: "Pending",
-          reason: "ProfileNotFound",
-          message: 'WorkspaceProfile "standard" not found',
-        }),
-        resources: {},
+  ),
+  statusOnlyCase(
+    "ProfileNotFoundOwnsNothing",
+    "A workspace whose profile does not exist, and which owns nothing yet, is Pending with the reason.",
+    request(PERSISTENT, { required: { profile: [] } }),
+    {
+      kind: "DeveloperWorkspace",
+      status: {
+        namespace: "ws-alice-payments",
+        profile: "standard",
+        phase: "Pending",
+        reason: "ProfileNotFound",
+        message: 'WorkspaceProfile "standard" not found',
       },
-      meta,
-      requirements: requirements({ profile: requirement.profile }),
-      results: [warningResult('DeveloperWorkspace "alice-payments-xr": WorkspaceProfile "standard" not found')],
+      reqs: { profile: requirement.profile },
+      warnings: ['DeveloperWorkspace "alice-payments-xr": WorkspaceProfile "standard" not found'],
     },
-  },
+  ),
   fatalCase(
     "ProfileNotFoundKeepsExistingObjects",
     "Rule 7: once a workspace owns objects, a missing profile is fatal so that Crossplane deletes nothing (an empty desired state would delete the volume).",
@@ -185,7 +189,10 @@ export const CASES: Case[] = [
   fatalCase(
     "NameMustBeWorkspaceIDDashXR",
     "Rule 1: metadata.name must be <workspaceID>-xr.",
-    request(edited(PERSISTENT, (w) => (w.metadata!.name = "alice-xr")), { required: ALL_REQUIRED }),
+    request(
+      edited(PERSISTENT, (w) => (w.metadata!.name = "alice-xr")),
+      { required: ALL_REQUIRED },
+    ),
     {},
     'cannot render DeveloperWorkspace "alice-xr": invalid document: metadata.name: must be "alice-payments-xr" (<spec.workspaceID>-xr)',
   ),
@@ -199,89 +206,75 @@ export const CASES: Case[] = [
     ALL_REQUIREMENTS,
     'cannot render DeveloperWorkspace "alice-payments-xr": spec.capabilities.registries[0].destination: WorkspaceProfile "standard" reviews no destination "pastebin"',
   ),
-  {
-    name: "LocalPathRefusedForPersistentCapacity",
-    reason: "Rule 4: local-path sizes volumes at admission only; a persistent workspace on it is refused with the reason, and nothing is rendered.",
-    req: request(PERSISTENT, {
+  statusOnlyCase(
+    "LocalPathRefusedForPersistentCapacity",
+    "Rule 4: local-path sizes volumes at admission only; a persistent workspace on it is refused with the reason, and nothing is rendered.",
+    request(PERSISTENT, {
       required: { ...ALL_REQUIRED, "storage-class": [{ ...STORAGE_CLASS, provisioner: "rancher.io/local-path" }] },
     }),
-    want: {
-      conditions: [],
-      context: undefined,
-      desired: {
-        composite: composite("DeveloperWorkspace", {
-          namespace: "ws-alice-payments",
-          profile: "standard",
-          capacity: {
-            mode: "persistent",
-            size: "20Gi",
-            storageClassName: "xfs-quota",
-            provisioner: "rancher.io/local-path",
-            declared: "Runtime",
-            enforcement: "NotEnforced",
-            enforced: false,
-            reason: "AdmissionOnlyProvisioner",
-            message:
-              'StorageClass "xfs-quota" uses rancher.io/local-path, which sizes volumes at admission only: it is not a conforming persistent-capacity backend',
-          },
-          phase: "Failed",
-          reason: "CapacityNotEnforced",
+    {
+      kind: "DeveloperWorkspace",
+      status: {
+        namespace: "ws-alice-payments",
+        profile: "standard",
+        capacity: {
+          mode: "persistent",
+          size: "20Gi",
+          storageClassName: "xfs-quota",
+          provisioner: "rancher.io/local-path",
+          declared: "Runtime",
+          enforcement: "NotEnforced",
+          enforced: false,
+          reason: "AdmissionOnlyProvisioner",
           message:
-            'persistent storage refused: StorageClass "xfs-quota" uses rancher.io/local-path, which sizes volumes at admission only: it is not a conforming persistent-capacity backend',
-        }),
-        resources: {},
+            'StorageClass "xfs-quota" uses rancher.io/local-path, which sizes volumes at admission only: it is not a conforming persistent-capacity backend',
+        },
+        phase: "Failed",
+        reason: "CapacityNotEnforced",
+        message:
+          'persistent storage refused: StorageClass "xfs-quota" uses rancher.io/local-path, which sizes volumes at admission only: it is not a conforming persistent-capacity backend',
       },
-      meta,
-      requirements: requirements(ALL_REQUIREMENTS),
-      results: [
-        warningResult(
-          'DeveloperWorkspace "alice-payments-xr": persistent storage refused: StorageClass "xfs-quota" uses rancher.io/local-path, which sizes volumes at admission only: it is not a conforming persistent-capacity backend',
-        ),
+      reqs: ALL_REQUIREMENTS,
+      warnings: [
+        'DeveloperWorkspace "alice-payments-xr": persistent storage refused: StorageClass "xfs-quota" uses rancher.io/local-path, which sizes volumes at admission only: it is not a conforming persistent-capacity backend',
       ],
     },
-  },
-  {
-    name: "CapacityNotDeclaredRefusedForPersistent",
-    reason: "Rule 4: the operator's declaration of runtime enforcement is the acceptance gate; without it persistent storage is refused.",
-    req: request(PERSISTENT, {
+  ),
+  statusOnlyCase(
+    "CapacityNotDeclaredRefusedForPersistent",
+    "Rule 4: the operator's declaration of runtime enforcement is the acceptance gate; without it persistent storage is refused.",
+    request(PERSISTENT, {
       required: {
         ...ALL_REQUIRED,
         profile: [edited(PROFILE, (p) => ((p.spec as { storage: { capacityEnforcement: string } }).storage.capacityEnforcement = "AdmissionOnly"))],
       },
     }),
-    want: {
-      conditions: [],
-      context: undefined,
-      desired: {
-        composite: composite("DeveloperWorkspace", {
-          namespace: "ws-alice-payments",
-          profile: "standard",
-          capacity: {
-            mode: "persistent",
-            size: "20Gi",
-            storageClassName: "xfs-quota",
-            provisioner: "ok-storage.example.com/local-quota",
-            declared: "AdmissionOnly",
-            enforcement: "NotEnforced",
-            enforced: false,
-            reason: "RuntimeEnforcementNotDeclared",
-            message: "the profile declares capacityEnforcement AdmissionOnly; persistent workspaces need Runtime",
-          },
-          phase: "Failed",
-          reason: "CapacityNotEnforced",
-          message: "persistent storage refused: the profile declares capacityEnforcement AdmissionOnly; persistent workspaces need Runtime",
-        }),
-        resources: {},
+    {
+      kind: "DeveloperWorkspace",
+      status: {
+        namespace: "ws-alice-payments",
+        profile: "standard",
+        capacity: {
+          mode: "persistent",
+          size: "20Gi",
+          storageClassName: "xfs-quota",
+          provisioner: "ok-storage.example.com/local-quota",
+          declared: "AdmissionOnly",
+          enforcement: "NotEnforced",
+          enforced: false,
+          reason: "RuntimeEnforcementNotDeclared",
+          message: "the profile declares capacityEnforcement AdmissionOnly; persistent workspaces need Runtime",
+        },
+        phase: "Failed",
+        reason: "CapacityNotEnforced",
+        message: "persistent storage refused: the profile declares capacityEnforcement AdmissionOnly; persistent workspaces need Runtime",
       },
-      meta,
-      requirements: requirements(ALL_REQUIREMENTS),
-      results: [
-        warningResult(
-          'DeveloperWorkspace "alice-payments-xr": persistent storage refused: the profile declares capacityEnforcement AdmissionOnly; persistent workspaces need Runtime',
-        ),
+      reqs: ALL_REQUIREMENTS,
+      warnings: [
+        'DeveloperWorkspace "alice-payments-xr": persistent storage refused: the profile declares capacityEnforcement AdmissionOnly; persistent workspaces need Runtime',
       ],
     },
-  },
+  ),
   fatalCase(
     "LocalPathRefusalKeepsExistingObjects",
     "Rules 4 and 7: a profile moved onto local-path under a running workspace is refused without deleting its volume.",
@@ -312,14 +305,21 @@ export const CASES: Case[] = [
   },
   {
     name: "OutcomeIsNeverRewritten",
-    reason: "Rule 6: a recorded Succeeded outcome is carried forward unchanged although the Job now reports a failure; current health (phase Failed) says that separately.",
-    req: request(edited(EPHEMERAL, (w) => (w.status = RECORDED)), { required: ALL_REQUIRED, observed: { workload: FAILED_JOB } }),
+    reason:
+      "Rule 6: a recorded Succeeded outcome is carried forward unchanged although the Job now reports a failure; current health (phase Failed) says that separately.",
+    req: request(
+      edited(EPHEMERAL, (w) => (w.status = RECORDED)),
+      { required: ALL_REQUIRED, observed: { workload: FAILED_JOB } },
+    ),
     want: { golden: "outcome-carried-forward" },
   },
   {
     name: "FinishedWorkloadIsNotRecreated",
     reason: "Rule 6: once the outcome is recorded, a workload that is gone (deleted or cleaned up) is not rendered again, which would re-run the agent.",
-    req: request(edited(EPHEMERAL, (w) => (w.status = RECORDED)), { required: ALL_REQUIRED }),
+    req: request(
+      edited(EPHEMERAL, (w) => (w.status = RECORDED)),
+      { required: ALL_REQUIRED },
+    ),
     want: { golden: "outcome-workload-gone" },
   },
   {
@@ -328,56 +328,46 @@ export const CASES: Case[] = [
     req: request(EPHEMERAL, { required: ALL_REQUIRED, observed: { workload: FAILED_JOB } }),
     want: { golden: "outcome-recorded" },
   },
-  {
-    name: "WorkspaceProfileOnLocalPathSaysSo",
-    reason: "Rule 4: a profile whose StorageClass is local-path says in its status that it is not a conforming persistent-capacity backend.",
-    req: request(PROFILE, { required: { "storage-class": [{ ...STORAGE_CLASS, provisioner: "rancher.io/local-path" }] } }),
-    want: {
-      conditions: [],
-      context: undefined,
-      desired: {
-        composite: composite(
-          "WorkspaceProfile",
-          {
-            phase: "Ready",
-            reason: "Validated",
-            message:
-              'profile is valid; persistent workspaces are refused: StorageClass "xfs-quota" uses rancher.io/local-path, which sizes volumes at admission only: it is not a conforming persistent-capacity backend',
-            profileHash: PROFILE_HASH,
-            capacity: {
-              storageClassName: "xfs-quota",
-              provisioner: "rancher.io/local-path",
-              declared: "Runtime",
-              conforming: false,
-              reason: "AdmissionOnlyProvisioner",
-              message: 'StorageClass "xfs-quota" uses rancher.io/local-path, which sizes volumes at admission only: it is not a conforming persistent-capacity backend',
-            },
-          },
-          Ready.READY_TRUE,
-        ),
-        resources: {},
+  statusOnlyCase(
+    "WorkspaceProfileOnLocalPathSaysSo",
+    "Rule 4: a profile whose StorageClass is local-path says in its status that it is not a conforming persistent-capacity backend.",
+    request(PROFILE, { required: { "storage-class": [{ ...STORAGE_CLASS, provisioner: "rancher.io/local-path" }] } }),
+    {
+      kind: "WorkspaceProfile",
+      status: {
+        phase: "Ready",
+        reason: "Validated",
+        message:
+          'profile is valid; persistent workspaces are refused: StorageClass "xfs-quota" uses rancher.io/local-path, which sizes volumes at admission only: it is not a conforming persistent-capacity backend',
+        profileHash: PROFILE_HASH,
+        capacity: {
+          storageClassName: "xfs-quota",
+          provisioner: "rancher.io/local-path",
+          declared: "Runtime",
+          conforming: false,
+          reason: "AdmissionOnlyProvisioner",
+          message:
+            'StorageClass "xfs-quota" uses rancher.io/local-path, which sizes volumes at admission only: it is not a conforming persistent-capacity backend',
+        },
       },
-      meta,
-      requirements: requirements({ "storage-class": requirement.storageClass }),
-      results: [warningResult('StorageClass "xfs-quota" uses rancher.io/local-path, which sizes volumes at admission only: it is not a conforming persistent-capacity backend')],
+      reqs: { "storage-class": requirement.storageClass },
+      warnings: [
+        'StorageClass "xfs-quota" uses rancher.io/local-path, which sizes volumes at admission only: it is not a conforming persistent-capacity backend',
+      ],
+      ready: Ready.READY_TRUE,
     },
-  },
-  {
-    name: "WorkspaceProfileWaitsForItsStorageClass",
-    reason: "A profile published before its StorageClass is Pending, not ready, and says what it waits for.",
-    req: request(PROFILE, { required: { "storage-class": [] } }),
-    want: {
-      conditions: [],
-      context: undefined,
-      desired: {
-        composite: composite("WorkspaceProfile", { phase: "Pending", reason: "StorageClassNotFound", message: 'StorageClass "xfs-quota" not found', profileHash: PROFILE_HASH }),
-        resources: {},
-      },
-      meta,
-      requirements: requirements({ "storage-class": requirement.storageClass }),
-      results: [warningResult('StorageClass "xfs-quota" not found')],
+  ),
+  statusOnlyCase(
+    "WorkspaceProfileWaitsForItsStorageClass",
+    "A profile published before its StorageClass is Pending, not ready, and says what it waits for.",
+    request(PROFILE, { required: { "storage-class": [] } }),
+    {
+      kind: "WorkspaceProfile",
+      status: { phase: "Pending", reason: "StorageClassNotFound", message: 'StorageClass "xfs-quota" not found', profileHash: PROFILE_HASH },
+      reqs: { "storage-class": requirement.storageClass },
+      warnings: ['StorageClass "xfs-quota" not found'],
     },
-  },
+  ),
   {
     name: "WorkspaceProfileValidated",
     reason: "A WorkspaceProfile renders only its status: valid, conforming capacity, and its hash.",
