@@ -132,35 +132,32 @@ const FAILED_JOB: KubeObject = {
 };
 const RECORDED = { outcome: { result: "Succeeded", reason: "Completed", finishedAt: "2026-11-01T10:00:00Z" } };
 
+/** What a workspace says while Crossplane has not yet fetched its profile. */
+const WAITING_FOR_PROFILE = {
+  kind: "DeveloperWorkspace",
+  status: {
+    namespace: "ws-alice-payments",
+    profile: "standard",
+    phase: "Pending",
+    reason: "WaitingForProfile",
+    message: 'waiting for WorkspaceProfile "standard"',
+  },
+  reqs: { profile: requirement.profile },
+  warnings: ['DeveloperWorkspace "alice-payments-xr": waiting for WorkspaceProfile "standard"'],
+};
+
 export const CASES: Case[] = [
-  statusOnlyCase("WaitingForProfile", "A new workspace first asks Crossplane for its profile and says in status that it is waiting.", request(PERSISTENT), {
-    kind: "DeveloperWorkspace",
-    status: {
-      namespace: "ws-alice-payments",
-      profile: "standard",
-      phase: "Pending",
-      reason: "WaitingForProfile",
-      message: 'waiting for WorkspaceProfile "standard"',
-    },
-    reqs: { profile: requirement.profile },
-    warnings: ['DeveloperWorkspace "alice-payments-xr": waiting for WorkspaceProfile "standard"'],
-  }),
+  statusOnlyCase(
+    "WaitingForProfile",
+    "A new workspace first asks Crossplane for its profile and says in status that it is waiting.",
+    request(PERSISTENT),
+    WAITING_FOR_PROFILE,
+  ),
   statusOnlyCase(
     "FetchingIsNeverFatal",
     "A workspace that owns objects, called before Crossplane has fetched its profile (after a restart), asks for it without a fatal result: a fatal result would stop Crossplane's requirement loop before the fetch. Crossplane calls again and discards this answer.",
     request(PERSISTENT, { observed: OWNED }),
-    {
-      kind: "DeveloperWorkspace",
-      status: {
-        namespace: "ws-alice-payments",
-        profile: "standard",
-        phase: "Pending",
-        reason: "WaitingForProfile",
-        message: 'waiting for WorkspaceProfile "standard"',
-      },
-      reqs: { profile: requirement.profile },
-      warnings: ['DeveloperWorkspace "alice-payments-xr": waiting for WorkspaceProfile "standard"'],
-    },
+    WAITING_FOR_PROFILE,
   ),
   statusOnlyCase(
     "ProfileNotFoundOwnsNothing",
