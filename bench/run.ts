@@ -22,7 +22,7 @@ import { isDeepStrictEqual } from "node:util";
 import type { RunFunctionRequest, RunFunctionResponse } from "@crossplane-org/function-sdk-typescript";
 import { latency, type Latency, median, memory, type Running, start, type Target, throughput } from "./load.js";
 import { profileBerth } from "./profile.js";
-import { buildPlainK8sVariant } from "./variant-plain-k8s.js";
+import { buildBundleVariant, buildPlainK8sVariant } from "./variant-plain-k8s.js";
 import { exponent, type Point } from "./scaling.js";
 import { EXECUTION_EXAMPLE, executionWorkspace, fullWorkspace, goTemplateInput, type Scenario, steadyState } from "./workload.js";
 
@@ -109,10 +109,12 @@ else {
 // ============================================================================================
 
 // --variant plain-k8s measures, in berth's place, the compiled function with plain objects
-// instead of kubernetes-models classes (bench/variant-plain-k8s.ts); functions/ is untouched.
+// instead of kubernetes-models classes; plain-k8s-bundle, the same bundled into one file by
+// esbuild (bench/variant-plain-k8s.ts). functions/ is untouched.
 const variant = opts.variant;
-if (variant !== undefined && variant !== "plain-k8s") throw new Error(`unknown --variant ${variant} (known: plain-k8s)`);
-const berthEntry = variant === "plain-k8s" ? buildPlainK8sVariant() : "dist/functions/berth/main.js";
+const VARIANTS: Record<string, () => string> = { "plain-k8s": buildPlainK8sVariant, "plain-k8s-bundle": buildBundleVariant };
+if (variant !== undefined && !VARIANTS[variant]) throw new Error(`unknown --variant ${variant} (known: ${Object.keys(VARIANTS).join(", ")})`);
+const berthEntry = variant ? VARIANTS[variant]!() : "dist/functions/berth/main.js";
 
 const node = process.execPath;
 // --node-flags "..." starts every Node target (floor, floor+echo, berth) with these V8/Node
@@ -236,7 +238,7 @@ rows.push(`machine: ${cpus().length} cores (${cpu}), ${(totalmem() / 2 ** 30).to
 rows.push(
   `workload: DeveloperWorkspace "${fullWorkspace().metadata!.name}", steady state: ${dev.rendered} composed resources rendered and observed, 5 capabilities (git, inference, mcp, registry, kubernetes read), persistent storage; request ${fmt(dev.bytes.length / 1024, 1)} KiB, identical bytes to every function`,
 );
-if (variant) rows.push(`VARIANT: "berth" below is ${berthEntry} (bench/variant-plain-k8s.ts), not the function as committed`);
+if (variant) rows.push(`VARIANT: "berth" below is ${berthEntry} (bench/variant-plain-k8s.ts), not the function as committed; it rendered the same objects`);
 if (nodeFlags.length > 0) rows.push(`node flags for the Node targets: ${nodeFlags.join(" ")}`);
 rows.push(`method: ${ROUNDS} rounds, every process started afresh each round in rotated order; medians over rounds; c1: ${PHASE.latencyCalls} sequential calls; c16: ${PHASE.throughputMs / 1000} s closed loop; peak RSS: VmHWM after load; idle RSS: VmRSS after the first response`);
 rows.push("");
