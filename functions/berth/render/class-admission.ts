@@ -21,7 +21,9 @@ export function renderClassAdmission(className: string): Record<string, KubeObje
         policyName: CLASS_PERMITS_POLICY,
         validationActions: ["Deny"],
         paramRef: { name: className, parameterNotFoundAction: "Deny" },
-        matchResources: { resourceRules: [{ apiGroups: ["workspaces.berth.dev"], apiVersions: ["*"], operations: ["CREATE", "UPDATE"], resources: ["executionworkspaces"] }] },
+        matchResources: {
+          resourceRules: [{ apiGroups: ["workspaces.berth.dev"], apiVersions: ["*"], operations: ["CREATE", "UPDATE"], resources: ["executionworkspaces"] }],
+        },
       },
     },
     "use-role": {

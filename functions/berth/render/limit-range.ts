@@ -1,9 +1,10 @@
-import { LimitRange } from "kubernetes-models/v1";
+import type { ILimitRange } from "kubernetes-models/v1/LimitRange";
 import type { ILimitRangeItem } from "kubernetes-models/v1/LimitRangeItem";
 import type { KubeObject } from "../model.js";
 import { quantityValue } from "../schema/quantity.js";
 import { WORKSPACE_OBJECT_NAME } from "./labels.js";
 import type { NamespaceProfile } from "./namespace-profile.js";
+import { kube } from "./objects.js";
 
 const smaller = (a: string, b: string) => (quantityValue(a) <= quantityValue(b) ? a : b);
 
@@ -21,8 +22,10 @@ export function renderLimitRange(p: NamespaceProfile): KubeObject {
   };
   const limits: ILimitRangeItem[] = [{ type: "Container", default: def, defaultRequest, max }];
   if (p.volume.mode === "persistent") limits.push({ type: "PersistentVolumeClaim", max: { storage: p.volume.size } });
-  return new LimitRange({
+  return kube<ILimitRange>({
+    apiVersion: "v1",
+    kind: "LimitRange",
     metadata: { name: WORKSPACE_OBJECT_NAME, namespace: p.namespace, labels: p.labels },
     spec: { limits },
-  }).toJSON() as KubeObject;
+  });
 }

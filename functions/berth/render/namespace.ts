@@ -1,7 +1,8 @@
-import { Namespace } from "kubernetes-models/v1";
+import type { INamespace } from "kubernetes-models/v1/Namespace";
 import type { KubeObject } from "../model.js";
 import { CAPACITY_ENFORCEMENT_LABEL } from "./labels.js";
 import type { NamespaceProfile } from "./namespace-profile.js";
+import { kube } from "./objects.js";
 
 /** The workspace's own Namespace, enforcing the profile's Pod Security level. */
 export function renderNamespace(p: NamespaceProfile): KubeObject {
@@ -11,7 +12,9 @@ export function renderNamespace(p: NamespaceProfile): KubeObject {
     podSecurity[`pod-security.kubernetes.io/${mode}`] = level;
     podSecurity[`pod-security.kubernetes.io/${mode}-version`] = version;
   }
-  return new Namespace({
+  return kube<INamespace>({
+    apiVersion: "v1",
+    kind: "Namespace",
     metadata: {
       name: p.namespace,
       labels: {
@@ -20,5 +23,5 @@ export function renderNamespace(p: NamespaceProfile): KubeObject {
         ...(p.userNamespacesRequired ? { [CAPACITY_ENFORCEMENT_LABEL]: "Runtime" } : {}),
       },
     },
-  }).toJSON() as KubeObject;
+  });
 }

@@ -1,8 +1,9 @@
-import { NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1";
+import type { INetworkPolicy } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicy";
 import type { INetworkPolicyPeer } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicyPeer";
 import type { INetworkPolicyPort } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicyPort";
 import type { KubeObject } from "../model.js";
 import type { NamespaceProfile } from "./namespace-profile.js";
+import { kube } from "./objects.js";
 
 type Protocol = "TCP" | "UDP" | "SCTP";
 
@@ -32,11 +33,13 @@ export function egressToPods(namespace: string, podSelector: Record<string, stri
   };
 }
 
-function policy(p: NamespaceProfile, name: string, spec: NetworkPolicy["spec"], annotations?: Record<string, string>): KubeObject {
-  return new NetworkPolicy({
+function policy(p: NamespaceProfile, name: string, spec: INetworkPolicy["spec"], annotations?: Record<string, string>): KubeObject {
+  return kube<INetworkPolicy>({
+    apiVersion: "networking.k8s.io/v1",
+    kind: "NetworkPolicy",
     metadata: { name, namespace: p.namespace, labels: p.labels, ...(annotations ? { annotations } : {}) },
     spec,
-  }).toJSON() as KubeObject;
+  });
 }
 
 /**

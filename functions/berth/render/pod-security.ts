@@ -7,10 +7,9 @@ import type { NamespaceProfile } from "./namespace-profile.js";
 import { WORKSPACE_OBJECT_NAME } from "./labels.js";
 
 /** Pod-level hardening every workspace pod gets, whatever runs in it. */
-export function hardenedPodSpec(p: NamespaceProfile): Pick<
-  IPodSpec,
-  "serviceAccountName" | "automountServiceAccountToken" | "enableServiceLinks" | "hostUsers" | "securityContext"
-> {
+export function hardenedPodSpec(
+  p: NamespaceProfile,
+): Pick<IPodSpec, "serviceAccountName" | "automountServiceAccountToken" | "enableServiceLinks" | "hostUsers" | "securityContext"> {
   const securityContext: IPodSecurityContext = {
     runAsNonRoot: true,
     runAsUser: p.profile.user.uid,

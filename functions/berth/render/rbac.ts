@@ -1,8 +1,10 @@
-import { Role, RoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1";
+import type { IRole } from "kubernetes-models/rbac.authorization.k8s.io/v1/Role";
+import type { IRoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding";
 import type { IPolicyRule } from "kubernetes-models/rbac.authorization.k8s.io/v1/PolicyRule";
 import type { KubeObject } from "../model.js";
 import { WORKSPACE_OBJECT_NAME } from "./labels.js";
 import type { NamespaceProfile } from "./namespace-profile.js";
+import { kube } from "./objects.js";
 
 const READ = ["get", "list", "watch"];
 const WRITE = ["create", "update", "patch", "delete", "deletecollection"];
@@ -30,14 +32,18 @@ export function renderRbac(p: NamespaceProfile): Record<string, KubeObject> {
   if (p.kubernetesAccess === "none") return {};
   const name = `${WORKSPACE_OBJECT_NAME}-${p.kubernetesAccess}`;
   return {
-    role: new Role({
+    role: kube<IRole>({
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "Role",
       metadata: { name, namespace: p.namespace, labels: p.labels },
       rules: roleRules(p.kubernetesAccess),
-    }).toJSON() as KubeObject,
-    "role-binding": new RoleBinding({
+    }),
+    "role-binding": kube<IRoleBinding>({
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "RoleBinding",
       metadata: { name, namespace: p.namespace, labels: p.labels },
       roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name },
       subjects: [{ kind: "ServiceAccount", name: WORKSPACE_OBJECT_NAME, namespace: p.namespace }],
-    }).toJSON() as KubeObject,
+    }),
   };
 }

@@ -1,7 +1,8 @@
-import { ResourceQuota } from "kubernetes-models/v1";
+import type { IResourceQuota } from "kubernetes-models/v1/ResourceQuota";
 import type { KubeObject } from "../model.js";
 import { WORKSPACE_OBJECT_NAME } from "./labels.js";
 import type { NamespaceProfile } from "./namespace-profile.js";
+import { kube } from "./objects.js";
 
 /**
  * The workspace's whole budget. CPU and memory requests and limits both equal what the
@@ -10,7 +11,9 @@ import type { NamespaceProfile } from "./namespace-profile.js";
  */
 export function renderResourceQuota(p: NamespaceProfile): KubeObject {
   const persistent = p.volume.mode === "persistent";
-  return new ResourceQuota({
+  return kube<IResourceQuota>({
+    apiVersion: "v1",
+    kind: "ResourceQuota",
     metadata: { name: WORKSPACE_OBJECT_NAME, namespace: p.namespace, labels: p.labels },
     spec: {
       hard: {
@@ -28,5 +31,5 @@ export function renderResourceQuota(p: NamespaceProfile): KubeObject {
         secrets: "16",
       },
     },
-  }).toJSON() as KubeObject;
+  });
 }

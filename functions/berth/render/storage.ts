@@ -1,15 +1,18 @@
-import { PersistentVolumeClaim } from "kubernetes-models/v1";
+import type { IPersistentVolumeClaim } from "kubernetes-models/v1/PersistentVolumeClaim";
 import type { IVolume } from "kubernetes-models/v1/Volume";
 import type { KubeObject } from "../model.js";
 import { WORKSPACE_OBJECT_NAME } from "./labels.js";
 import type { NamespaceProfile } from "./namespace-profile.js";
+import { kube } from "./objects.js";
 
 export const WORKSPACE_VOLUME = "workspace";
 
 /** The workspace's volume claim on the profile's quota storage class; none for ephemeral workspaces. */
 export function renderPersistentVolumeClaim(p: NamespaceProfile): KubeObject | undefined {
   if (p.volume.mode !== "persistent") return undefined;
-  return new PersistentVolumeClaim({
+  return kube<IPersistentVolumeClaim>({
+    apiVersion: "v1",
+    kind: "PersistentVolumeClaim",
     metadata: { name: WORKSPACE_OBJECT_NAME, namespace: p.namespace, labels: p.labels },
     spec: {
       accessModes: ["ReadWriteOnce"],
@@ -17,7 +20,7 @@ export function renderPersistentVolumeClaim(p: NamespaceProfile): KubeObject | u
       resources: { requests: { storage: p.volume.size } },
       ...(p.volume.dataSource ? { dataSource: p.volume.dataSource } : {}),
     },
-  }).toJSON() as KubeObject;
+  });
 }
 
 /**

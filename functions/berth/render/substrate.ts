@@ -15,7 +15,12 @@ type SubstrateSettings = NonNullable<ExecutionWorkspaceClassSpec["agentSubstrate
  * data-only snapshots (files, never process memory). Creating, pausing and resuming the actor
  * itself are calls to Substrate's API; Berth says so in status rather than pretending.
  */
-export function renderSubstrate(p: NamespaceProfile, settings: SubstrateSettings, runtime: Runtime, env: { name: string; value: string }[]): Record<string, KubeObject> {
+export function renderSubstrate(
+  p: NamespaceProfile,
+  settings: SubstrateSettings,
+  runtime: Runtime,
+  env: { name: string; value: string }[],
+): Record<string, KubeObject> {
   const pool = { [WORKSPACE_ID_LABEL]: p.workspaceID };
   return {
     "runtime-pool": {

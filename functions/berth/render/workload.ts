@@ -1,4 +1,4 @@
-import { Job } from "kubernetes-models/batch/v1";
+import type { IJob } from "kubernetes-models/batch/v1/Job";
 import type { IContainer } from "kubernetes-models/v1/Container";
 import type { IEnvVar } from "kubernetes-models/v1/EnvVar";
 import type { KubeObject } from "../model.js";
@@ -6,15 +6,9 @@ import type { DeveloperWorkspaceSpec } from "../schema/developer-workspace.js";
 import type { WorkspaceProfileSpec } from "../schema/profile.js";
 import { WORKSPACE_OBJECT_NAME } from "./labels.js";
 import type { NamespaceProfile } from "./namespace-profile.js";
-import {
-  API_TOKEN_MOUNT,
-  apiTokenVolume,
-  hardenedContainerSecurityContext,
-  hardenedPodSpec,
-  SCRATCH_MOUNTS,
-  SCRATCH_VOLUMES,
-} from "./pod-security.js";
+import { API_TOKEN_MOUNT, apiTokenVolume, hardenedContainerSecurityContext, hardenedPodSpec, SCRATCH_MOUNTS, SCRATCH_VOLUMES } from "./pod-security.js";
 import { WORKSPACE_VOLUME, workspaceVolume } from "./storage.js";
+import { kube } from "./objects.js";
 
 type Runtime = WorkspaceProfileSpec["runtimes"][number];
 type Credential = DeveloperWorkspaceSpec["credentials"][number];
@@ -71,11 +65,7 @@ function runtimeContainer(spec: DeveloperWorkspaceSpec, runtime: Runtime, p: Nam
     env,
     resources: { requests: p.resources, limits: p.resources },
     securityContext: hardenedContainerSecurityContext(),
-    volumeMounts: [
-      { name: WORKSPACE_VOLUME, mountPath: WORKSPACE_DIR },
-      ...SCRATCH_MOUNTS,
-      ...(p.kubernetesAccess !== "none" ? [API_TOKEN_MOUNT] : []),
-    ],
+    volumeMounts: [{ name: WORKSPACE_VOLUME, mountPath: WORKSPACE_DIR }, ...SCRATCH_MOUNTS, ...(p.kubernetesAccess !== "none" ? [API_TOKEN_MOUNT] : [])],
   };
 }
 
@@ -85,7 +75,9 @@ function runtimeContainer(spec: DeveloperWorkspaceSpec, runtime: Runtime, p: Nam
  * outcome: a Job that completed or failed is not restarted behind the author's back.
  */
 export function renderWorkload(spec: DeveloperWorkspaceSpec, runtime: Runtime, p: NamespaceProfile): KubeObject {
-  return new Job({
+  return kube<IJob>({
+    apiVersion: "batch/v1",
+    kind: "Job",
     metadata: { name: WORKSPACE_OBJECT_NAME, namespace: p.namespace, labels: p.labels },
     spec: {
       backoffLimit: 0,
@@ -103,5 +95,5 @@ export function renderWorkload(spec: DeveloperWorkspaceSpec, runtime: Runtime, p
         },
       },
     },
-  }).toJSON() as KubeObject;
+  });
 }
