@@ -35,6 +35,10 @@ export const DEFAULT_CONTROLLERS = [
   "resourcequota-controller",
   "root-ca-certificate-publisher-controller",
   "clusterrole-aggregation-controller",
+  // PVCs carry the kubernetes.io/pvc-protection finalizer: without this controller a deleted PVC
+  // (and so its Namespace) stays Terminating forever. (Not the binder: nothing provisions here.)
+  "persistentvolumeclaim-protection-controller",
+  "persistentvolume-protection-controller",
 ];
 
 export interface ControlPlaneOptions {

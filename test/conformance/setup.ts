@@ -1,0 +1,324 @@
+// The conformance suite's globalSetup, and the small cluster helpers its test files share.
+//
+// With BERTH_CONFORMANCE_KUBECONFIG set, the suite uses that cluster as it is: Berth (its
+// Function and Configuration, the admission manifests) and the third-party CRDs are expected to
+// be installed already (test/conformance/kind/run.sh does it). Otherwise globalSetup starts the
+// local control plane (test/conformance/controlplane: etcd, kube-apiserver,
+// kube-controller-manager and Crossplane core as plain processes), starts function-berth on
+// loopback with a certificate from Crossplane's CA, and installs what a cluster operator would:
+// the CRDs in ../shared/crds, Berth's XRDs and Compositions, and admission/*.yaml.
+//
+// Test files get the kubeconfig path through vitest's inject("kubeconfig").
+//
+// Only the default export runs as globalSetup; everything else here is plain helpers that
+// test files import (importing this module has no side effects).
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { request as httpsRequest, type RequestOptions } from "node:https";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { KubeConfig, KubernetesObjectApi, PatchStrategy, type KubernetesObject } from "@kubernetes/client-node";
+import type { TestProject } from "vitest/node";
+import { parseAllDocuments } from "yaml";
+import { quantityValue } from "../../functions/berth/schema/quantity.js";
+
+export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+export const FIELD_MANAGER = "berth-conformance";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    /** kubeconfig of the cluster under test (admin: system:masters or cluster-admin). */
+    kubeconfig: string;
+    /** "local": the control plane started here (no kubelet, no provisioners); "external": BERTH_CONFORMANCE_KUBECONFIG. */
+    clusterMode: "local" | "external";
+    /** Where the local control plane's process logs are (empty for an external cluster). */
+    logDir: string;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers for test files.
+
+export type Obj = KubernetesObject & { spec?: any; status?: any; [k: string]: any };
+
+/** Every YAML document in a file (or every .yaml under a folder, sorted), relative to the repo. */
+export function load(path: string): Obj[] {
+  const abs = resolve(REPO, path);
+  if (statSync(abs).isDirectory()) {
+    return readdirSync(abs)
+      .sort()
+      .flatMap((e) => (statSync(join(abs, e)).isDirectory() || /\.ya?ml$/.test(e) ? load(join(abs, e)) : []));
+  }
+  return parseAllDocuments(readFileSync(abs, "utf8"))
+    .map((d) => d.toJS() as Obj)
+    .filter((o) => o && typeof o === "object" && o.apiVersion && o.kind);
+}
+
+export function loadOne(path: string): Obj {
+  const [o] = load(path);
+  if (!o) throw new Error(`${path} holds no object`);
+  return o;
+}
+
+export function condition(obj: any, type: string): { status?: string; reason?: string; message?: string } | undefined {
+  return (obj?.status?.conditions ?? []).find((c: any) => c?.type === type);
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls fn until it returns something other than undefined/false; throws with the last value or error after timeoutMs. */
+export async function waitFor<T>(what: string, fn: () => Promise<T>, timeoutMs = 60_000, intervalMs = 500): Promise<Exclude<T, undefined | false>> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v !== undefined && v !== false) return v as Exclude<T, undefined | false>;
+      last = undefined;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}${last ? `: ${String(last)}` : ""}`);
+    await sleep(intervalMs);
+  }
+}
+
+export interface RawResponse {
+  status: number;
+  body: any;
+  text: string;
+}
+
+/** Who a raw request is made as (Impersonate-User / Impersonate-Group headers from the admin identity). */
+export interface Identity {
+  user: string;
+  groups?: string[];
+}
+
+/**
+ * The cluster, as the admin of the kubeconfig. Typed CRUD goes through @kubernetes/client-node's
+ * KubernetesObjectApi; subresources, dry runs and impersonated requests (which client-node only
+ * supports for a user, not for groups) are raw HTTPS requests with the kubeconfig's credentials.
+ */
+export class Cluster {
+  readonly kc = new KubeConfig();
+  readonly objects: KubernetesObjectApi;
+
+  constructor(readonly kubeconfig: string) {
+    this.kc.loadFromFile(kubeconfig);
+    this.objects = KubernetesObjectApi.makeApiClient(this.kc);
+  }
+
+  /** Server-side apply (force) of a manifest; returns the live object. */
+  async apply<T extends Obj>(obj: T): Promise<T> {
+    const clean = { ...obj } as any;
+    delete clean.status;
+    return (await this.objects.patch(clean, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply)) as T;
+  }
+
+  /**
+   * The live object as the API server sent it, or undefined if it does not exist. (A raw GET:
+   * client-node's read() turns known kinds into its typed models, which rename fields such as
+   * a LimitRange's `default` to `_default`.)
+   */
+  async get<T = Obj>(apiVersion: string, kind: string, name: string, namespace?: string): Promise<T | undefined> {
+    const res = await this.request("GET", await this.path(apiVersion, kind, name, namespace));
+    if (res.status === 404) return undefined;
+    if (res.status !== 200) throw new Error(`GET ${kind} ${name}: HTTP ${res.status}: ${res.text}`);
+    return res.body as T;
+  }
+
+  async getOf<T = Obj>(o: { apiVersion?: string; kind?: string; metadata?: { name?: string; namespace?: string } }): Promise<T | undefined> {
+    return this.get<T>(o.apiVersion!, o.kind!, o.metadata!.name!, o.metadata?.namespace);
+  }
+
+  /** Deletes (background propagation); true if it existed. */
+  async delete(apiVersion: string, kind: string, name: string, namespace?: string): Promise<boolean> {
+    try {
+      await this.objects.delete({ apiVersion, kind, metadata: { name, ...(namespace ? { namespace } : {}) } }, undefined, undefined, undefined, undefined, "Background");
+      return true;
+    } catch (e: any) {
+      if (e?.code === 404) return false;
+      throw e;
+    }
+  }
+
+  async mergePatch<T = Obj>(obj: { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } } & Record<string, unknown>): Promise<T> {
+    return (await this.objects.patch(obj, undefined, undefined, "conformance-editor", undefined, PatchStrategy.MergePatch)) as T;
+  }
+
+  /** One HTTPS request with the kubeconfig's credentials; never throws for an HTTP status. */
+  async request(method: string, path: string, body?: unknown, opts: { contentType?: string; as?: Identity } = {}): Promise<RawResponse> {
+    const cluster = this.kc.getCurrentCluster();
+    if (!cluster) throw new Error(`${this.kubeconfig}: no current cluster`);
+    const url = new URL(path, cluster.server);
+    const options: RequestOptions = { method, headers: {} };
+    await this.kc.applyToHTTPSOptions(options);
+    const headers = (options.headers ?? {}) as Record<string, string | string[]>;
+    headers.Accept = "application/json";
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    if (payload !== undefined) {
+      headers["Content-Type"] = opts.contentType ?? "application/json";
+      headers["Content-Length"] = String(Buffer.byteLength(payload));
+    }
+    if (opts.as) {
+      headers["Impersonate-User"] = opts.as.user;
+      if (opts.as.groups?.length) headers["Impersonate-Group"] = opts.as.groups;
+    }
+    options.headers = headers;
+    options.timeout = 30_000;
+    return new Promise((resolvePromise, reject) => {
+      const req = httpsRequest(url, options, (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => {
+          const text = Buffer.concat(chunks).toString("utf8");
+          let parsed: unknown = undefined;
+          try {
+            parsed = text ? JSON.parse(text) : undefined;
+          } catch {
+            parsed = text;
+          }
+          resolvePromise({ status: res.statusCode ?? 0, body: parsed, text });
+        });
+        res.on("error", reject);
+      });
+      req.on("timeout", () => req.destroy(new Error(`${method} ${path}: timed out`)));
+      req.on("error", reject);
+      if (payload !== undefined) req.write(payload);
+      req.end();
+    });
+  }
+
+  private readonly discovery = new Map<string, { kind: string; name: string; namespaced: boolean }[]>();
+
+  /** The REST path of an object (or its collection with name ""), found by discovery (re-read once on a miss: new CRDs). */
+  async path(apiVersion: string, kind: string, name: string, namespace?: string): Promise<string> {
+    const base = apiVersion.includes("/") ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+    const find = () => (this.discovery.get(apiVersion) ?? []).find((x) => x.kind === kind && !x.name.includes("/"));
+    if (!find()) {
+      const res = await this.request("GET", base);
+      this.discovery.set(apiVersion, res.status === 200 ? res.body.resources : []);
+    }
+    const r = find();
+    if (!r) throw new Error(`${kind} is not served at ${apiVersion}`);
+    return `${base}${r.namespaced ? `/namespaces/${namespace ?? "default"}` : ""}/${r.name}${name ? `/${name}` : ""}`;
+  }
+
+  /** Merge-patches an object's status subresource (standing in for a controller this cluster lacks). */
+  async patchStatus(apiVersion: string, kind: string, name: string, namespace: string | undefined, status: unknown): Promise<RawResponse> {
+    const res = await this.request("PATCH", `${await this.path(apiVersion, kind, name, namespace)}/status`, { status }, { contentType: "application/merge-patch+json" });
+    if (res.status !== 200) throw new Error(`status patch of ${kind} ${name}: HTTP ${res.status}: ${res.text}`);
+    return res;
+  }
+
+  /** POST a new object, optionally as another identity and/or as a dry run; returns the raw answer. */
+  async create(obj: Obj, opts: { as?: Identity; dryRun?: boolean } = {}): Promise<RawResponse> {
+    const p = await this.path(obj.apiVersion!, obj.kind!, "", obj.metadata?.namespace);
+    return this.request("POST", `${p}${opts.dryRun ? "?dryRun=All" : ""}`, obj, { as: opts.as });
+  }
+}
+
+/** Where `actual` differs from `expected`, reading `expected` as a subset (server defaults may add fields). */
+export function subsetDiff(expected: unknown, actual: unknown, path = ""): string[] {
+  if (expected === null || typeof expected !== "object") {
+    if (expected === actual) return [];
+    // The API server canonicalises quantities (1024Mi -> 1Gi); compare their values.
+    if (typeof expected === "string" && typeof actual === "string") {
+      try {
+        if (quantityValue(expected) === quantityValue(actual)) return [];
+      } catch {
+        /* not quantities */
+      }
+    }
+    if (typeof expected === "number" && typeof actual === "string" && String(expected) === actual) return [];
+    return [`${path || "."}: expected ${JSON.stringify(expected)}, found ${JSON.stringify(actual)}`];
+  }
+  if (Array.isArray(expected)) {
+    if (!Array.isArray(actual)) return [`${path}: expected a list, found ${JSON.stringify(actual)}`];
+    if (expected.length !== actual.length) return [`${path}: expected ${expected.length} items, found ${actual.length}`];
+    return expected.flatMap((e, i) => subsetDiff(e, actual[i], `${path}[${i}]`));
+  }
+  if (actual === null || typeof actual !== "object" || Array.isArray(actual)) return [`${path}: expected an object, found ${JSON.stringify(actual)}`];
+  return Object.entries(expected as Record<string, unknown>).flatMap(([k, v]) => subsetDiff(v, (actual as Record<string, unknown>)[k], `${path}.${k}`));
+}
+
+/** The parts of a rendered object that the live one must carry: everything but metadata other than labels, and status. */
+export function renderedFields(o: Obj): Record<string, unknown> {
+  const { apiVersion: _a, kind: _k, metadata, status: _s, ...rest } = o as any;
+  return { ...rest, metadata: { labels: metadata?.labels ?? {} } };
+}
+
+export const ref = (o: Obj) => `${o.kind} ${o.metadata?.namespace ? `${o.metadata.namespace}/` : ""}${o.metadata?.name}`;
+
+// ---------------------------------------------------------------------------------------------
+// globalSetup.
+
+const log = (m: string) => process.stderr.write(`[conformance ${new Date().toISOString().slice(11, 19)}] ${m}\n`);
+
+/** The CRDs, XRDs, Compositions and admission manifests a cluster operator installs, in order. */
+async function installBerth(c: Cluster): Promise<void> {
+  const sharedCRDs = process.env.BERTH_SHARED_CRDS ?? resolve(REPO, "../shared/crds");
+  const crds = load(sharedCRDs).filter((o) => o.kind === "CustomResourceDefinition");
+  if (crds.length === 0) throw new Error(`no CRDs under ${sharedCRDs} (set BERTH_SHARED_CRDS)`);
+  for (const crd of crds) await c.apply(crd);
+  const xrds = readdirSync(resolve(REPO, "apis")).sort().map((d) => loadOne(`apis/${d}/definition.yaml`));
+  for (const x of xrds) await c.apply(x);
+  for (const comp of load("compositions")) await c.apply(comp);
+  for (const f of ["admission/params.yaml", "admission/policies.yaml", "admission/rbac.yaml"]) for (const o of load(f)) await c.apply(o);
+  log(`applied ${crds.length} CRDs, ${xrds.length} XRDs, compositions and admission manifests`);
+
+  for (const crd of crds) {
+    await waitFor(`CRD ${crd.metadata!.name} Established`, async () => condition(await c.getOf(crd), "Established")?.status === "True", 60_000, 250);
+  }
+  for (const x of xrds) {
+    await waitFor(`XRD ${x.metadata!.name} Established`, async () => condition(await c.getOf(x), "Established")?.status === "True", 120_000, 250);
+  }
+  // The generated CRDs are served once discovery lists every XR kind.
+  const group = xrds[0]!.spec.group as string;
+  const kinds = xrds.map((x) => x.spec.names.kind as string);
+  const version = (xrds[0]!.spec.versions as { name: string }[])[0]!.name;
+  await waitFor(`${kinds.join(", ")} served at ${group}/${version}`, async () => {
+    const res = await c.request("GET", `/apis/${group}/${version}`);
+    const served = new Set((res.body?.resources ?? []).map((r: any) => r.kind));
+    return kinds.every((k) => served.has(k));
+  }, 120_000, 250);
+}
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const external = process.env.BERTH_CONFORMANCE_KUBECONFIG;
+  if (external) {
+    log(`using the cluster of ${external} as it is`);
+    project.provide("kubeconfig", resolve(external));
+    project.provide("clusterMode", "external");
+    project.provide("logDir", "");
+    return async () => {};
+  }
+
+  const { startControlPlane } = await import("./controlplane/controlplane.js");
+  let t = Date.now();
+  const cp = await startControlPlane({ log });
+  log(`control plane up in ${((Date.now() - t) / 1000).toFixed(1)} s; KUBECONFIG=${cp.kubeconfig}`);
+  try {
+    t = Date.now();
+    const fn = await cp.startFunction({
+      name: "function-berth",
+      command: process.execPath,
+      args: ["--import", "tsx", "functions/berth/main.ts"],
+      cwd: REPO,
+    });
+    log(`function-berth on 127.0.0.1:${fn.port} (${((Date.now() - t) / 1000).toFixed(1)} s); log ${fn.logFile}`);
+    t = Date.now();
+    await installBerth(new Cluster(cp.kubeconfig));
+    log(`Berth installed in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+  } catch (e) {
+    await cp.stop();
+    throw e;
+  }
+  project.provide("kubeconfig", cp.kubeconfig);
+  project.provide("clusterMode", "local");
+  project.provide("logDir", cp.logDir);
+  return async () => {
+    log("stopping the control plane");
+    await cp.stop();
+  };
+}
