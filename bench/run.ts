@@ -22,7 +22,7 @@ import { isDeepStrictEqual } from "node:util";
 import type { RunFunctionRequest, RunFunctionResponse } from "@crossplane-org/function-sdk-typescript";
 import { latency, type Latency, median, memory, type Running, start, type Target, throughput } from "./load.js";
 import { profileBerth } from "./profile.js";
-import { buildBundleVariant, buildPlainK8sVariant } from "./variant-plain-k8s.js";
+import { SHIPPED_ENTRY, shippedNodeFlags } from "../test/support/shipped.js";
 import { exponent, type Point } from "./scaling.js";
 import { EXECUTION_EXAMPLE, executionWorkspace, fullWorkspace, goTemplateInput, type Scenario, steadyState } from "./workload.js";
 
@@ -36,7 +36,6 @@ const { values: opts } = parseArgs({
     "no-scaling": { type: "boolean", default: false },
     profile: { type: "boolean", default: false },
     "node-flags": { type: "string" },
-    variant: { type: "string" },
   },
   allowPositionals: false,
 });
@@ -60,9 +59,14 @@ function sh(cmd: string, args: string[], what: string): { ok: boolean; stdout: s
 
 // ---- build ----------------------------------------------------------------------------------
 
+const NOOP_BUNDLE = "dist/bench/noop-function.mjs";
 if (!opts["skip-build"]) {
-  log("== building function-berth (npm run build) and the no-op floor");
+  log("== building function-berth (npm run build, npm run bundle) and the no-op floor");
   if (!sh("npm", ["run", "-s", "build"], "npm run build").ok) process.exit(1);
+  if (!sh("npm", ["run", "-s", "bundle"], "npm run bundle").ok) process.exit(1);
+  const banner = "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);";
+  const esbuild = ["bench/noop-function.ts", "--bundle", "--platform=node", "--format=esm", "--target=node20", `--outfile=${NOOP_BUNDLE}`, "--log-level=warning", `--banner:js=${banner}`];
+  if (!sh("node_modules/.bin/esbuild", esbuild, "bundling the no-op floor").ok) process.exit(1);
 }
 if (!sh(process.execPath, ["node_modules/typescript/bin/tsc", "-p", "bench/tsconfig.json"], "compiling bench/ (tsc -p bench/tsconfig.json)").ok) process.exit(1);
 
@@ -108,22 +112,16 @@ else {
 }
 // ============================================================================================
 
-// --variant plain-k8s measures, in berth's place, the compiled function with plain objects
-// instead of kubernetes-models classes; plain-k8s-bundle, the same bundled into one file by
-// esbuild (bench/variant-plain-k8s.ts). functions/ is untouched.
-const variant = opts.variant;
-const VARIANTS: Record<string, () => string> = { "plain-k8s": buildPlainK8sVariant, "plain-k8s-bundle": buildBundleVariant };
-if (variant !== undefined && !VARIANTS[variant]) throw new Error(`unknown --variant ${variant} (known: ${Object.keys(VARIANTS).join(", ")})`);
-const berthEntry = variant ? VARIANTS[variant]!() : "dist/functions/berth/main.js";
-
 const node = process.execPath;
-// --node-flags "..." starts every Node target (floor, floor+echo, berth) with these V8/Node
-// flags, for experiments such as --max-semi-space-size; the default is none, as deployed.
-const nodeFlags = opts["node-flags"]?.split(/\s+/).filter(Boolean) ?? [];
+// Berth runs as it ships: the bundle and the Node flags of package/Dockerfile's ENTRYPOINT. The
+// floors run bundled with the same flags, so the ratios compare the functions, not the
+// packaging. --node-flags "..." replaces the flags for every Node target, for experiments.
+const nodeFlags = opts["node-flags"] !== undefined ? opts["node-flags"].split(/\s+/).filter(Boolean) : shippedNodeFlags();
+const berthEntry = SHIPPED_ENTRY;
 const targets: Target[] = [
-  { key: "floor", label: "floor (no-op, same SDK)", command: node, args: ["dist/bench/noop-function.js"], nodeFlags },
-  { key: "echo", label: "floor+echo (no-op, Berth-sized reply)", command: node, args: ["dist/bench/noop-function.js"], env: { BERTH_NOOP_ECHO: "1" }, nodeFlags },
-  { key: "berth", label: variant ? `berth, variant ${variant}` : "berth", command: node, args: [berthEntry], nodeFlags },
+  { key: "floor", label: "floor (no-op, same SDK)", command: node, args: [NOOP_BUNDLE], nodeFlags },
+  { key: "echo", label: "floor+echo (no-op, Berth-sized reply)", command: node, args: [NOOP_BUNDLE], env: { BERTH_NOOP_ECHO: "1" }, nodeFlags },
+  { key: "berth", label: "berth", command: node, args: [berthEntry], nodeFlags },
   ...(peerBin ? [{ key: "peer", label: `peer (go-templating ${PEER_VERSION})`, command: peerBin, args: [] }] : []),
 ];
 
@@ -238,7 +236,6 @@ rows.push(`machine: ${cpus().length} cores (${cpu}), ${(totalmem() / 2 ** 30).to
 rows.push(
   `workload: DeveloperWorkspace "${fullWorkspace().metadata!.name}", steady state: ${dev.rendered} composed resources rendered and observed, 5 capabilities (git, inference, mcp, registry, kubernetes read), persistent storage; request ${fmt(dev.bytes.length / 1024, 1)} KiB, identical bytes to every function`,
 );
-if (variant) rows.push(`VARIANT: "berth" below is ${berthEntry} (bench/variant-plain-k8s.ts), not the function as committed; it rendered the same objects`);
 if (nodeFlags.length > 0) rows.push(`node flags for the Node targets: ${nodeFlags.join(" ")}`);
 rows.push(`method: ${ROUNDS} rounds, every process started afresh each round in rotated order; medians over rounds; c1: ${PHASE.latencyCalls} sequential calls; c16: ${PHASE.throughputMs / 1000} s closed loop; peak RSS: VmHWM after load; idle RSS: VmRSS after the first response`);
 rows.push("");
@@ -325,7 +322,6 @@ const json = {
   date: new Date(started).toISOString(),
   commit,
   functions_dirty: dirty,
-  variant: variant ?? null,
   node_flags: nodeFlags,
   machine: { cores: cpus().length, cpu, memory_gib: totalmem() / 2 ** 30, load_average_start: load0, load_average_end: load1 },
   versions: {

@@ -1,26 +1,29 @@
 // The same whole-request cases as test/unit/function.test.ts, sent over real gRPC to the
 // function running as its own process: once with TLS from a test CA and Crossplane's kind of
-// client certificate, once with --insecure. What reaches the wire must equal the in-process
+// client certificate, running the bundle the image ships (npm run bundle, which npm test runs
+// first), once with --insecure. What reaches the wire must equal the in-process
 // answer, field for field.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXECUTION_CASES } from "../execution-cases.js";
 import { CASES, expected } from "../cases.js";
 import { connect, type FunctionProcess, type RunFunctionClient, startFunction } from "../support/function-process.js";
+import { SHIPPED_ENTRY, shippedNodeFlags } from "../support/shipped.js";
 import { makeTestPKI } from "../support/tls.js";
 
 // Protobuf drops empty maps and unset fields on the wire; compare what both sides mean.
 const wire = (o: unknown) => JSON.parse(JSON.stringify(o));
 
+// TLS runs the bundle the image ships, with the image's Node flags; --insecure runs the source.
 describe.each([
-  ["TLS", false],
-  ["--insecure", true],
-] as const)("RunFunction over gRPC (%s)", (_, insecure) => {
+  ["TLS, the shipped bundle", false, { entry: SHIPPED_ENTRY, nodeFlags: shippedNodeFlags() }],
+  ["--insecure, the source through tsx", true, {}],
+] as const)("RunFunction over gRPC (%s)", (_, insecure, process) => {
   let fn: FunctionProcess;
   let client: RunFunctionClient;
 
   beforeAll(async () => {
     const pki = insecure ? undefined : makeTestPKI();
-    fn = await startFunction(insecure ? { insecure: true } : { tlsDir: pki!.serverDir });
+    fn = await startFunction(insecure ? { ...process, insecure: true } : { ...process, tlsDir: pki!.serverDir });
     client = connect(fn.address, pki?.clientDir);
   });
 

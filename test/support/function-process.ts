@@ -30,11 +30,11 @@ export interface FunctionProcess {
  * Starts function-berth as its own process with the standard flags, the way Crossplane's
  * package runtime starts it. `entry` is the compiled main.js, or main.ts run through tsx.
  */
-export async function startFunction(opts: { insecure?: boolean; tlsDir?: string; entry?: string } = {}): Promise<FunctionProcess> {
+export async function startFunction(opts: { insecure?: boolean; tlsDir?: string; entry?: string; nodeFlags?: string[] } = {}): Promise<FunctionProcess> {
   const port = await freePort();
   const address = `127.0.0.1:${port}`;
   const entry = opts.entry ?? "functions/berth/main.ts";
-  const node = entry.endsWith(".ts") ? ["--import", "tsx", entry] : [entry];
+  const node = [...(opts.nodeFlags ?? []), ...(entry.endsWith(".ts") ? ["--import", "tsx", entry] : [entry])];
   const flags = ["--address", address, ...(opts.insecure ? ["--insecure"] : ["--tls-server-certs-dir", opts.tlsDir!])];
   const child = spawn(process.execPath, [...node, ...flags], { stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
