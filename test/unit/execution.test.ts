@@ -105,6 +105,13 @@ describe("suspend and resume keep the files", () => {
     expect(volumes.find((v) => v.name === "workspace")?.persistentVolumeClaim?.claimName).toBe("workspace");
   });
 
+  it("a resumed workspace stays Resuming until its sandbox runs again, though the Sandbox already says Running", () => {
+    const resuming = edited(EW_SANDBOX, (w) => (w.status = { phase: "Suspended" }));
+    expect(statusOf(render(resuming, { observed: { runtime: observedSandbox("Running", false) } })).phase).toBe("Resuming");
+    const stillResuming = edited(EW_SANDBOX, (w) => (w.status = { phase: "Resuming" }));
+    expect(statusOf(render(stillResuming, { observed: { runtime: observedSandbox("Running", false) } })).phase).toBe("Resuming");
+  });
+
   it("a stopped sandbox is the converged state of a suspended workspace", () => {
     const rsp = render(suspended, { observed: { runtime: observedSandbox("Suspended", false) } });
     expect(rsp.desired?.resources?.runtime?.ready).toBe(1);

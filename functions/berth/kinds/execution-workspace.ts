@@ -126,7 +126,12 @@ function sandboxHealth(observed: Observed, desiredState: "Ready" | "Suspended", 
       : { phase: "Suspending", reason: "Suspending", message: "stopping the runtime; the workspace's files are kept" };
   }
   if (notReady.length === 0) return { phase: "Ready", reason: "Available", message: "the workspace is running" };
-  if (wasSuspended) return { phase: "Resuming", reason: "Resuming", message: "cold-booting the runtime with fresh credentials" };
+  // Crossplane applies Running at once, so the Sandbox stops saying Suspended long before it is
+  // running again: the workspace's own last phase says it is still coming back.
+  const lastPhase = (observed.composite.status as ExecutionWorkspaceStatus | undefined)?.phase;
+  if (wasSuspended || lastPhase === "Suspended" || lastPhase === "Resuming") {
+    return { phase: "Resuming", reason: "Resuming", message: "cold-booting the runtime with fresh credentials" };
+  }
   return { phase: "Provisioning", reason: "Provisioning", message: `waiting for ${notReady.join(", ")}` };
 }
 
