@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { Ready, type ResourceSelector, type RunFunctionRequest, type RunFunctionResponse, Severity } from "@crossplane-org/function-sdk-typescript";
 import { parse } from "yaml";
 import type { KubeObject } from "../functions/berth/model.js";
-import { ALL_REQUIRED, EPHEMERAL, edited, PERSISTENT, PROFILE, REVIEW, request, STORAGE_CLASS } from "./fixtures.js";
+import { ALL_REQUIRED, EPHEMERAL, edited, existingNamespace, PERSISTENT, PROFILE, REVIEW, request, STORAGE_CLASS } from "./fixtures.js";
 
 /**
  * The table of whole requests and whole expected responses, shared by the in-process tests
@@ -283,21 +283,27 @@ export const CASES: Case[] = [
     'cannot render DeveloperWorkspace "alice-payments-xr": persistent storage refused: StorageClass "xfs-quota" uses rancher.io/local-path, which sizes volumes at admission only: it is not a conforming persistent-capacity backend; keeping its 2 existing objects unchanged',
   ),
   {
+    name: "NamespaceFirst",
+    reason: "Crossplane applies desired objects in no set order and stops at the first failure, so the first reconcile asks only for the Namespace; everything else follows once it exists.",
+    req: request(PERSISTENT, { required: ALL_REQUIRED }),
+    want: { golden: "persistent-first-reconcile" },
+  },
+  {
     name: "PersistentWorkspace",
     reason: "The full Namespace profile, volume and runtime for the persistent example, nothing observed yet.",
-    req: request(PERSISTENT, { required: ALL_REQUIRED }),
+    req: request(PERSISTENT, { required: ALL_REQUIRED, observed: { namespace: existingNamespace(PERSISTENT) } }),
     want: { golden: "persistent" },
   },
   {
     name: "EphemeralWorkspace",
     reason: "An ephemeral workspace has no claim and no storage quota, and reads no StorageClass.",
-    req: request(EPHEMERAL, { required: ALL_REQUIRED }),
+    req: request(EPHEMERAL, { required: ALL_REQUIRED, observed: { namespace: existingNamespace(EPHEMERAL) } }),
     want: { golden: "ephemeral" },
   },
   {
     name: "ReviewWorkspaceWithKubernetesRead",
     reason: "Rule 5: RBAC and a projected token exist only because the document declares kubernetes access.",
-    req: request(REVIEW, { required: ALL_REQUIRED }),
+    req: request(REVIEW, { required: ALL_REQUIRED, observed: { namespace: existingNamespace(REVIEW) } }),
     want: { golden: "review" },
   },
   {
@@ -306,7 +312,7 @@ export const CASES: Case[] = [
       "Rule 6: a recorded Succeeded outcome is carried forward unchanged although the Job now reports a failure; current health (phase Failed) says that separately.",
     req: request(
       edited(EPHEMERAL, (w) => (w.status = RECORDED)),
-      { required: ALL_REQUIRED, observed: { workload: FAILED_JOB } },
+      { required: ALL_REQUIRED, observed: { namespace: existingNamespace(EPHEMERAL), workload: FAILED_JOB } },
     ),
     want: { golden: "outcome-carried-forward" },
   },
@@ -315,14 +321,14 @@ export const CASES: Case[] = [
     reason: "Rule 6: once the outcome is recorded, a workload that is gone (deleted or cleaned up) is not rendered again, which would re-run the agent.",
     req: request(
       edited(EPHEMERAL, (w) => (w.status = RECORDED)),
-      { required: ALL_REQUIRED },
+      { required: ALL_REQUIRED, observed: { namespace: existingNamespace(EPHEMERAL) } },
     ),
     want: { golden: "outcome-workload-gone" },
   },
   {
     name: "OutcomeRecordedFromFinishedJob",
     reason: "Rule 6: the first time the Job is seen finished, its outcome is recorded in provider-neutral words.",
-    req: request(EPHEMERAL, { required: ALL_REQUIRED, observed: { workload: FAILED_JOB } }),
+    req: request(EPHEMERAL, { required: ALL_REQUIRED, observed: { namespace: existingNamespace(EPHEMERAL), workload: FAILED_JOB } }),
     want: { golden: "outcome-recorded" },
   },
   statusOnlyCase(

@@ -10,6 +10,7 @@ import {
   EW_SANDBOX,
   EW_SUBSTRATE,
   PROFILE,
+  existingNamespace,
   request,
   SANDBOX_REQUIRED,
   SUBSTRATE_REQUIRED,
@@ -73,13 +74,13 @@ export const EXECUTION_CASES: Case[] = [
   {
     name: "SandboxWorkspace",
     reason: "The Namespace profile plus a hardened agent-sandbox Sandbox on Berth's volume, bound to its class.",
-    req: request(EW_SANDBOX, { required: SANDBOX_REQUIRED }),
+    req: request(EW_SANDBOX, { required: SANDBOX_REQUIRED, observed: { namespace: existingNamespace(EW_SANDBOX) } }),
     want: { golden: "execution-sandbox" },
   },
   {
     name: "SubstrateWorkspace",
     reason: "A dedicated gVisor WorkerPool and a data-only-snapshot ActorTemplate; what Berth cannot declare is said in status.",
-    req: request(EW_SUBSTRATE, { required: SUBSTRATE_REQUIRED }),
+    req: request(EW_SUBSTRATE, { required: SUBSTRATE_REQUIRED, observed: { namespace: existingNamespace(EW_SUBSTRATE) } }),
     want: { golden: "execution-substrate" },
   },
   {
@@ -87,20 +88,20 @@ export const EXECUTION_CASES: Case[] = [
     reason: "Suspended maps to the Sandbox's Suspended mode; the volume stays in the desired state.",
     req: request(edited(EW_SANDBOX, (w) => ((w.spec as { desiredState: string }).desiredState = "Suspended")), {
       required: SANDBOX_REQUIRED,
-      observed: { runtime: observedSandbox("Running", true) },
+      observed: { namespace: existingNamespace(EW_SANDBOX), runtime: observedSandbox("Running", true) },
     }),
     want: { golden: "execution-suspending" },
   },
   {
     name: "RestoreIntoANewWorkspace",
     reason: "A checkpoint is brought into a new namespace through a pre-provisioned, retained VolumeSnapshotContent bound to its handle.",
-    req: request(EW_RESTORE, { required: SANDBOX_REQUIRED }),
+    req: request(EW_RESTORE, { required: SANDBOX_REQUIRED, observed: { namespace: existingNamespace(EW_RESTORE) } }),
     want: { golden: "execution-restore" },
   },
   {
     name: "ForkFromACheckpoint",
     reason: "A fork starts a new lineage from the same files.",
-    req: request(EW_FORK, { required: SANDBOX_REQUIRED }),
+    req: request(EW_FORK, { required: SANDBOX_REQUIRED, observed: { namespace: existingNamespace(EW_FORK) } }),
     want: { golden: "execution-fork" },
   },
   {

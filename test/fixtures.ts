@@ -76,3 +76,10 @@ export const SANDBOX_REQUIRED = {
   checkpoint: [CHECKPOINT_READY],
 };
 export const SUBSTRATE_REQUIRED = { ...SANDBOX_REQUIRED, class: [CLASS_SUBSTRATE] };
+
+/** A workspace's Namespace as the API server reports it once created: later reconciles see it. */
+export function existingNamespace(workspace: KubeObject): KubeObject {
+  const spec = workspace.spec as { workspaceID?: string };
+  const name = `ws-${spec.workspaceID ?? workspace.metadata?.name}`;
+  return { apiVersion: "v1", kind: "Namespace", metadata: { name }, status: { phase: "Active" } };
+}

@@ -57,3 +57,25 @@ export async function renderLocally(
 export function fatalMessages(response: RunFunctionResponse): string[] {
   return response.results.filter((r) => r.severity === Severity.SEVERITY_FATAL).map((r) => r.message);
 }
+
+/** Observed objects as a later reconcile would see them: what the last one asked for, now existing. */
+export function asObserved(response: RunFunctionResponse): Record<string, KubeObject> {
+  return Object.fromEntries(Object.entries(response.desired?.resources ?? {}).map(([name, r]) => [name, r.resource as KubeObject]));
+}
+
+/**
+ * Renders reconcile after reconcile, each seeing the objects the previous one asked for as
+ * existing, until the set of objects stops growing: what a workspace converges to (the first
+ * reconcile creates only its Namespace). Returns every reconcile's result, first to last.
+ */
+export async function renderConverged(composite: KubeObject, cluster: readonly KubeObject[], maxReconciles = 4): Promise<LocalRender[]> {
+  const reconciles = [await renderLocally(composite, cluster)];
+  for (let i = 1; i < maxReconciles; i++) {
+    const previous = reconciles.at(-1)!.response;
+    const observed = asObserved(previous);
+    const next = await renderLocally(composite, cluster, observed);
+    reconciles.push(next);
+    if (Object.keys(next.response.desired?.resources ?? {}).length === Object.keys(observed).length) break;
+  }
+  return reconciles;
+}

@@ -3,6 +3,7 @@
 // client certificate, running the bundle the image ships (npm run bundle, which npm test runs
 // first), once with --insecure. What reaches the wire must equal the in-process
 // answer, field for field.
+import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXECUTION_CASES } from "../execution-cases.js";
 import { CASES, expected } from "../cases.js";
@@ -22,6 +23,8 @@ describe.each([
   let client: RunFunctionClient;
 
   beforeAll(async () => {
+    // The bundle is built here so the test never runs a stale one (npm test builds it too).
+    if ("entry" in process) execFileSync("npm", ["run", "-s", "bundle"], { stdio: "inherit" });
     const pki = insecure ? undefined : makeTestPKI();
     fn = await startFunction(insecure ? { ...process, insecure: true } : { ...process, tlsDir: pki!.serverDir });
     client = connect(fn.address, pki?.clientDir);

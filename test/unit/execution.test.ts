@@ -12,6 +12,7 @@ import {
   CLASS_SANDBOX,
   CLASS_SUBSTRATE,
   edited,
+  existingNamespace,
   EW_FORK,
   EW_RESTORE,
   EW_SANDBOX,
@@ -25,8 +26,9 @@ import { checkCel, checkOpenAPI, schemaOf } from "../support/schema-validation.j
 type Spec = Record<string, any>;
 const CLASS = 'ExecutionWorkspaceClass "sandbox-session"';
 
+/** A reconcile of a workspace whose Namespace already exists (the first reconcile creates only that). */
 function render(workspace: KubeObject, opts: { required?: Record<string, KubeObject[]>; observed?: Record<string, KubeObject> } = {}) {
-  return runFunction(request(workspace, { required: opts.required ?? SANDBOX_REQUIRED, ...(opts.observed ? { observed: opts.observed } : {}) }));
+  return runFunction(request(workspace, { required: opts.required ?? SANDBOX_REQUIRED, observed: { namespace: existingNamespace(workspace), ...opts.observed } }));
 }
 const objectsOf = (rsp: ReturnType<typeof render>) => Object.fromEntries(Object.entries(rsp.desired?.resources ?? {}).map(([k, r]) => [k, r.resource as KubeObject]));
 const statusOf = (rsp: ReturnType<typeof render>) => (rsp.desired?.composite?.resource as { status: Record<string, unknown> }).status;
@@ -194,7 +196,8 @@ describe("restore and fork", () => {
 
   it("a checkpoint that is not ready yet keeps a new workspace pending", () => {
     const notReady = edited(SANDBOX_REQUIRED.checkpoint[0]!, (c) => ((c.status as Spec).snapshot.readyToUse = false));
-    const rsp = render(EW_RESTORE, { required: { ...SANDBOX_REQUIRED, checkpoint: [notReady] } });
+    // A new workspace: nothing of it exists yet, not even its Namespace.
+    const rsp = runFunction(request(EW_RESTORE, { required: { ...SANDBOX_REQUIRED, checkpoint: [notReady] } }));
     expect([statusOf(rsp).phase, statusOf(rsp).reason]).toEqual(["Pending", "CheckpointNotReady"]);
     expect(rsp.desired?.resources).toEqual({});
   });

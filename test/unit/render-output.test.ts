@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { compareKeys, goYAML } from "../../functions/berth/go-yaml.js";
-import { renderLocally } from "../../functions/berth/local-render.js";
+import { renderConverged, renderLocally } from "../../functions/berth/local-render.js";
 import { renderOutput, renderUID } from "../../functions/berth/render-output.js";
 import { loadObject, loadObjects } from "../fixtures.js";
 import { RENDER_EXAMPLES } from "../render-examples.js";
@@ -15,6 +15,13 @@ describe("npm run render prints what crossplane render prints, byte for byte", (
     const xr = loadObject(example.document);
     const { response } = await renderLocally(xr, example.required.flatMap(loadObjects));
     expect(renderOutput(xr, response)).toBe(readFileSync(`test/golden/crossplane-render-${name}.yaml`, "utf8"));
+  });
+
+  it.each(RENDER_EXAMPLES.filter((e) => e.converge).map((e) => [e.name, e] as const))("%s, converged (--converge)", async (name, example) => {
+    const xr = loadObject(example.document);
+    const reconciles = await renderConverged(xr, example.required.flatMap(loadObjects));
+    expect(reconciles.length).toBeGreaterThan(1);
+    expect(renderOutput(xr, reconciles.at(-1)!.response)).toBe(readFileSync(`test/golden/crossplane-render-${name}-converged.yaml`, "utf8"));
   });
 });
 

@@ -1,10 +1,12 @@
 #!/usr/bin/env node
-// npm run render -- <document.yaml> [--required <objects.yaml>]... [--observed <objects.yaml>]...
+// npm run render -- <document.yaml> [--required <objects.yaml>]... [--observed <objects.yaml>]... [--converge] [-r]
 // Renders a workspace document locally, with no cluster, and prints what `crossplane render`
-// prints for it.
+// prints for it. A workspace's first reconcile creates only its Namespace; --converge renders
+// reconcile after reconcile, each seeing what the last asked for, and prints the last: what
+// `crossplane render -o <the previous reconcile's objects>` prints.
 import { readFileSync } from "node:fs";
 import { parseAllDocuments } from "yaml";
-import { fatalMessages, renderLocally } from "../local-render.js";
+import { fatalMessages, renderConverged, renderLocally } from "../local-render.js";
 import type { KubeObject } from "../model.js";
 import { renderOutput } from "../render-output.js";
 
@@ -22,6 +24,7 @@ function parseArgs(argv: string[]) {
   const required: string[] = [];
   const observed: string[] = [];
   let results = false;
+  let converge = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const value = () => {
@@ -32,11 +35,13 @@ function parseArgs(argv: string[]) {
     if (arg === "--required" || arg === "-e") required.push(value());
     else if (arg === "--observed" || arg === "-o") observed.push(value());
     else if (arg === "--include-function-results" || arg === "-r") results = true;
+    else if (arg === "--converge") converge = true;
     else if (arg.startsWith("-")) throw new Error(`unknown flag ${arg}`);
     else documents.push(arg);
   }
-  if (documents.length !== 1) throw new Error("usage: npm run render -- <document.yaml> [--required <objects.yaml>]... [--observed <objects.yaml>]... [-r]");
-  return { document: documents[0]!, required, observed, results };
+  if (documents.length !== 1) throw new Error("usage: npm run render -- <document.yaml> [--required <objects.yaml>]... [--observed <objects.yaml>]... [--converge] [-r]");
+  if (converge && observed.length > 0) throw new Error("--converge and --observed do not go together: --converge computes what is observed");
+  return { document: documents[0]!, required, observed, results, converge };
 }
 
 async function main() {
@@ -50,7 +55,7 @@ async function main() {
     if (name === undefined) throw new Error(`observed ${o.kind} "${o.metadata?.name}" has no crossplane.io/composition-resource-name annotation`);
     observed[name] = o;
   }
-  const { response } = await renderLocally(composite, cluster, observed);
+  const { response } = args.converge ? (await renderConverged(composite, cluster)).at(-1)! : await renderLocally(composite, cluster, observed);
   const fatal = fatalMessages(response);
   if (fatal.length > 0) {
     process.stderr.write(`crossplane: error: ${fatal.join("\n")}\n`);

@@ -7,7 +7,7 @@ import { resolveProfile, resolveStorageClass } from "../profile.js";
 import { unready, withReadiness } from "../readiness.js";
 import { RequiredResources } from "../required.js";
 import { workspaceLabels, workspaceNamespace } from "../render/labels.js";
-import { type NamespaceProfile, renderNamespaceProfile } from "../render/namespace-profile.js";
+import { type NamespaceProfile, namespaceFirst, renderNamespaceProfile } from "../render/namespace-profile.js";
 import { renderWorkload } from "../render/workload.js";
 import type { DeveloperWorkspaceSpec } from "../schema/developer-workspace.js";
 import { developerWorkspaceSchema } from "../schema/documents.js";
@@ -102,7 +102,7 @@ export const renderDeveloperWorkspace: CompositeRenderer = (observed): Verdict =
   const outcome = recordedOutcome(observed.composite) ?? outcomeOfJob(observedWorkload);
   if (outcome === undefined || observedWorkload !== undefined) objects.workload = renderWorkload(spec, runtime!, namespaceProfile);
 
-  const resources = withReadiness(objects, observed.resources);
+  const resources = withReadiness(namespaceFirst(objects, observed.resources), observed.resources);
   const status: DeveloperWorkspaceStatus = {
     ...baseStatus,
     ...health(observed, unready(resources), observedWorkload, outcome),

@@ -7,7 +7,7 @@ import { resolveProfile, resolveStorageClass } from "../profile.js";
 import { unready, withReadiness } from "../readiness.js";
 import { describeRequirement, RequiredResources } from "../required.js";
 import { workspaceLabels, workspaceNamespace } from "../render/labels.js";
-import { type NamespaceProfile, renderNamespaceProfile } from "../render/namespace-profile.js";
+import { type NamespaceProfile, namespaceFirst, renderNamespaceProfile } from "../render/namespace-profile.js";
 import { renderSandbox } from "../render/sandbox.js";
 import { RESTORE_DATA_SOURCE, renderRestoreSource, type SnapshotSource } from "../render/snapshots.js";
 import { renderSubstrate, SUBSTRATE_NOT_DECLARABLE } from "../render/substrate.js";
@@ -235,7 +235,7 @@ export const renderExecutionWorkspace: CompositeRenderer = (observed): Verdict =
     Object.assign(objects, renderSubstrate(namespaceProfile, cls.spec.agentSubstrate!, runtime, env));
   }
 
-  const resources: Record<string, DesiredResource> = withReadiness(objects, observed.resources);
+  const resources: Record<string, DesiredResource> = withReadiness(namespaceFirst(objects, observed.resources), observed.resources);
   if (resources.runtime) {
     // A suspended sandbox is converged when it is stopped, not when it is running.
     const sandbox = observed.resources.runtime;

@@ -43,3 +43,14 @@ export function renderNamespaceProfile(p: NamespaceProfile): Record<string, Kube
     ...renderRbac(p),
   };
 }
+
+/**
+ * Crossplane applies desired resources in no set order and stops at the first one that fails,
+ * so an object applied before its Namespace exists fails the whole apply, again and again
+ * until the Namespace happens to come first. Until the Namespace is observed, only it, the
+ * cluster-scoped objects and whatever already exists (which must never be dropped) are wanted.
+ */
+export function namespaceFirst(objects: Record<string, KubeObject>, observed: Record<string, KubeObject>): Record<string, KubeObject> {
+  if (observed.namespace !== undefined) return objects;
+  return Object.fromEntries(Object.entries(objects).filter(([name, o]) => o.metadata?.namespace === undefined || observed[name] !== undefined));
+}
