@@ -4,7 +4,7 @@
 // stand-ins for the missing kubelet and volume provisioner have reported, Ready; drift is
 // corrected; deleting the XR removes the workspace; the XRD's schema rules hold at admission.
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { fatalMessages, renderLocally } from "../../functions/berth/local-render.js";
+import { fatalMessages, renderConverged } from "../../functions/berth/local-render.js";
 import { Cluster, condition, load, loadOne, type Obj, ref, renderedFields, subsetDiff, waitFor } from "./setup.js";
 
 const c = new Cluster(inject("kubeconfig"));
@@ -18,9 +18,9 @@ async function liveRequired(): Promise<Obj[]> {
   return (await Promise.all(wanted.map((o) => c.getOf(o)))).filter((o): o is Obj => o !== undefined);
 }
 
-/** What the function renders for the live XR, keyed by composition resource name. */
+/** What the function's render of the live XR converges to, keyed by composition resource name. */
 async function expectedObjects(xr: Obj): Promise<Record<string, Obj>> {
-  const { response } = await renderLocally(xr as any, (await liveRequired()) as any);
+  const { response } = (await renderConverged(xr as any, (await liveRequired()) as any)).at(-1)!;
   expect(fatalMessages(response), "the in-process render has no fatal results").toEqual([]);
   return Object.fromEntries(Object.entries(response.desired?.resources ?? {}).map(([k, r]) => [k, r.resource as Obj]));
 }

@@ -3,7 +3,7 @@
 // provider objects are accepted, a suspend/resume cycle keeps the volume, and a checkpoint is
 // restored into a new workspace in its own namespace.
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { fatalMessages, renderLocally } from "../../functions/berth/local-render.js";
+import { fatalMessages, renderConverged } from "../../functions/berth/local-render.js";
 import { Cluster, condition, load, loadOne, type Obj, ref, renderedFields, subsetDiff, waitFor } from "./setup.js";
 
 const c = new Cluster(inject("kubeconfig"));
@@ -28,7 +28,8 @@ async function allRenderedLive(name: string, timeoutMs = 120_000): Promise<{ exp
   return waitFor(`every object rendered for ExecutionWorkspace ${name} exists with the rendered fields`, async () => {
     const xr = await ew(name);
     if (!xr) return false;
-    const { response } = await renderLocally(xr as any, (await liveRequired()) as any);
+    // What the render converges to: its first reconcile asks only for the Namespace.
+    const { response } = (await renderConverged(xr as any, (await liveRequired()) as any)).at(-1)!;
     expect(fatalMessages(response)).toEqual([]);
     const expected = Object.fromEntries(Object.entries(response.desired?.resources ?? {}).map(([k, r]) => [k, r.resource as Obj]));
     const live: Record<string, Obj> = {};
