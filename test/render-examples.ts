@@ -1,6 +1,6 @@
 // Every example as `npm run render` and `crossplane render` are given it: the document, and the
 // cluster objects its required resources resolve to. test/unit/render-output.test.ts checks
-// npm run render against test/golden/crossplane-render-<name>.yaml; test/conformance/render.ts
+// npm run render against test/golden/crossplane-render-<name>.yaml; test/conformance/crossplane-cli.ts
 // produces those files with the real Crossplane CLI and checks they still match.
 
 // What each kind's required resources resolve to. Each example gets only objects of other

@@ -1,7 +1,7 @@
 // `npm run render` must print what `crossplane render` prints. The expected files in
 // test/golden/crossplane-render-*.yaml are the real CLI's output (crossplane CLI v2.5.0 with
 // core v2.4.0 and --crossplane-binary, against this function run with --insecure), written
-// by test/conformance/render.ts, which CI runs again to check they still match.
+// by test/conformance/crossplane-cli.ts, which CI runs again to check they still match.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { compareKeys, goYAML } from "../../functions/berth/go-yaml.js";

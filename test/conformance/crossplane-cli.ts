@@ -1,0 +1,115 @@
+#!/usr/bin/env node
+// Berth checked with the real Crossplane CLI (built by controlplane/build.sh):
+//   1. `crossplane render` (Development runtime, --crossplane-binary) on every example, against
+//      function-berth started here with --insecure, equals test/golden/crossplane-render-*.yaml,
+//      which `npm run render` is tested against byte for byte; workspaces also converged, with
+//      `-o` holding the previous reconcile's objects;
+//   2. `crossplane resource validate` accepts every rendered object, against Berth's XRDs and
+//      the upstream CRDs in ../shared/crds;
+//   3. `crossplane xpkg build` builds both packages (no container engine needed).
+//     tsx test/conformance/crossplane-cli.ts [--update]   (--update rewrites the golden files)
+import { execFileSync } from "node:child_process";
+import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, join } from "node:path";
+import { renderConverged } from "../../functions/berth/local-render.js";
+import { renderOutput } from "../../functions/berth/render-output.js";
+import { loadObject, loadObjects } from "../fixtures.js";
+import { RENDER_EXAMPLES } from "../render-examples.js";
+import { startFunction } from "../support/function-process.js";
+import { findBinDir } from "./controlplane/controlplane.js";
+
+const bin = findBinDir();
+const cli = join(bin, "crossplane-cli");
+const core = join(bin, "crossplane");
+const update = process.argv.includes("--update");
+const dir = mkdtempSync(join(tmpdir(), "berth-crossplane-cli-"));
+const crds = process.env.BERTH_SHARED_CRDS ?? "../shared/crds";
+
+let passed = 0;
+let failed = 0;
+function outcome(ok: boolean, what: string, detail = "") {
+  if (ok) passed++;
+  else failed++;
+  console.log(`${ok ? "ok     " : "FAILED "} ${what}${detail ? `\n${detail}` : ""}`);
+}
+function run(args: string[]): { ok: boolean; out: string } {
+  try {
+    return { ok: true, out: execFileSync(cli, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }) };
+  } catch (error) {
+    const e = error as { stdout?: string; stderr?: string };
+    return { ok: false, out: `${e.stdout ?? ""}${e.stderr ?? ""}` };
+  }
+}
+
+// 1. render ---------------------------------------------------------------------------------
+const fn = await startFunction({ insecure: true });
+const functions = join(dir, "functions.yaml");
+writeFileSync(
+  functions,
+  `apiVersion: pkg.crossplane.io/v1
+kind: Function
+metadata:
+  name: function-berth
+  annotations:
+    render.crossplane.io/runtime: Development
+    render.crossplane.io/runtime-development-target: ${fn.address}
+spec:
+  package: xpkg.crossplane.io/berth-dev/function-berth:v0.1.0
+`,
+);
+const rendered: string[] = [];
+function compare(name: string, output: { ok: boolean; out: string }) {
+  const golden = `test/golden/crossplane-render-${name}.yaml`;
+  if (!output.ok) return outcome(false, `crossplane render ${name}`, output.out);
+  rendered.push(output.out);
+  if (update) writeFileSync(golden, output.out);
+  outcome(update || output.out === readFileSync(golden, "utf8"), `crossplane render ${name} ${update ? `wrote ${golden}` : `equals ${golden}`}`);
+}
+try {
+  for (const example of RENDER_EXAMPLES) {
+    const required = join(dir, `${example.name}-required.yaml`);
+    writeFileSync(required, example.required.map((f) => readFileSync(f, "utf8")).join("\n---\n"));
+    const args = ["render", example.document, example.composition, functions, "--crossplane-binary", core, ...(example.required.length > 0 ? ["-e", required] : [])];
+    compare(example.name, run(args));
+    if (example.converge) {
+      // The reconcile before the last, as the cluster would hold it, is what render observes.
+      const xr = loadObject(example.document);
+      const reconciles = await renderConverged(xr, example.required.flatMap(loadObjects));
+      const observed = join(dir, `${example.name}-observed.yaml`);
+      writeFileSync(observed, renderOutput(xr, reconciles.at(-2)!.response).split(/^---\n/m).slice(2).join("---\n"));
+      compare(`${example.name}-converged`, run([...args, "-o", observed]));
+    }
+  }
+} finally {
+  await fn.stop();
+}
+
+// 2. resource validate ----------------------------------------------------------------------
+const extensions = join(dir, "extensions");
+mkdirSync(extensions);
+for (const plural of readdirSync("apis")) copyFileSync(join("apis", plural, "definition.yaml"), join(extensions, `${plural}.yaml`));
+for (const group of readdirSync(crds, { withFileTypes: true }).filter((d) => d.isDirectory())) {
+  for (const f of readdirSync(join(crds, group.name)).filter((f) => f.endsWith(".yaml"))) copyFileSync(join(crds, group.name, f), join(extensions, f));
+}
+rendered.forEach((output, i) => {
+  // render prints only the XR's status, not its spec: validate the composed resources.
+  const composed = output.split(/^---\n/m).slice(2);
+  if (composed.length === 0) return;
+  const file = join(dir, `rendered-${i}.yaml`);
+  writeFileSync(file, composed.map((d) => `---\n${d}`).join(""));
+  const result = run(["resource", "validate", "--crossplane-image=", extensions, file]);
+  outcome(result.ok && /0 missing schemas, \d+ success cases, 0 failure cases/.test(result.out), `crossplane resource validate: ${composed.length} objects of render ${i + 1}`, result.ok ? "" : result.out);
+});
+
+// 3. xpkg build -----------------------------------------------------------------------------
+const configurationRoot = join(dir, "configuration");
+mkdirSync(configurationRoot);
+for (const p of ["crossplane.yaml", "apis", "compositions", "examples"]) cpSync(p, join(configurationRoot, basename(p)), { recursive: true });
+const configuration = run(["xpkg", "build", "-f", configurationRoot, "--examples-root", join(configurationRoot, "examples"), "-o", join(dir, "configuration-berth.xpkg")]);
+outcome(configuration.ok, "crossplane xpkg build: configuration-berth", configuration.out);
+const fnPackage = run(["xpkg", "build", "-f", "package", "-o", join(dir, "function-berth.xpkg")]);
+outcome(fnPackage.ok, "crossplane xpkg build: function-berth", fnPackage.out);
+
+console.log(`${passed} passed, ${failed} failed`);
+process.exitCode = failed > 0 ? 1 : 0;
