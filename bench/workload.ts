@@ -173,7 +173,16 @@ export async function steadyState(
   opts: { pool?: KubeObject[]; input?: Record<string, unknown>; extraObserved?: number; limitObserved?: number } = {},
 ): Promise<Scenario> {
   const required = await answerRequirements(run, composite, opts.pool ?? clusterObjects());
-  const first = await run(makeRequest({ composite, required }));
+  // The first reconcile asks only for the Namespace; reconcile until the set stops growing.
+  let first = await run(makeRequest({ composite, required }));
+  for (let reconcile = 1; reconcile < 4; reconcile++) {
+    const asked = first.desired?.resources ?? {};
+    const existing = Object.fromEntries(Object.entries(asked).map(([n, r], i) => [n, observedAs(n, r.resource as KubeObject, composite, i)]));
+    const next = await run(makeRequest({ composite, required, observed: existing }));
+    const grew = Object.keys(next.desired?.resources ?? {}).length > Object.keys(asked).length;
+    first = next;
+    if (!grew) break;
+  }
   const fatal = fatalResults(first);
   if (fatal.length > 0) throw new Error(`${name}: the function refused the workspace: ${fatal.join("; ")}`);
   const names = Object.keys(first.desired?.resources ?? {});
