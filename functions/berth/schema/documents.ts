@@ -43,23 +43,19 @@ function requireNameRule(doc: { metadata: { name: string }; spec: { workspaceID:
   }
 }
 
-export const workspaceProfileSchema = z.looseObject({
-  apiVersion: z.literal(API_VERSION),
-  kind: z.literal("WorkspaceProfile"),
-  metadata,
-  spec: z.preprocess(withoutCrossplaneFields, workspaceProfileSpecSchema),
-  status: z.looseObject({}).optional(),
-});
-
-export const developerWorkspaceSchema = z
-  .looseObject({
+/**
+ * A Berth XR as Crossplane hands it over: the kind's spec schema, Crossplane's own spec fields
+ * set aside, status passed through. `metadata` lets a kind narrow its name.
+ */
+function compositeDocument<K extends string, S extends z.ZodType, M extends z.ZodType = typeof metadata>(kind: K, spec: S, meta?: M) {
+  return z.looseObject({
     apiVersion: z.literal(API_VERSION),
-    kind: z.literal("DeveloperWorkspace"),
-    metadata,
-    spec: z.preprocess(withoutCrossplaneFields, developerWorkspaceSpecSchema),
+    kind: z.literal(kind),
+    metadata: (meta ?? metadata) as M,
+    spec: z.preprocess(withoutCrossplaneFields, spec),
     status: z.looseObject({}).optional(),
-  })
-  .superRefine(requireNameRule);
+  });
+}
 
 /**
  * Kinds named by metadata.name alone: the name becomes the Namespace `ws-<name>` and label
@@ -70,31 +66,11 @@ export const SHORT_NAME_RULE = {
   message: "metadata.name must be a DNS label of at most 40 characters",
 };
 
-const shortName = metadata.extend({ name: dnsLabel(40) });
-
-export const executionWorkspaceClassSchema = z.looseObject({
-  apiVersion: z.literal(API_VERSION),
-  kind: z.literal("ExecutionWorkspaceClass"),
-  metadata,
-  spec: z.preprocess(withoutCrossplaneFields, executionWorkspaceClassSpecSchema),
-  status: z.looseObject({}).optional(),
-});
-
-export const executionWorkspaceSchema = z.looseObject({
-  apiVersion: z.literal(API_VERSION),
-  kind: z.literal("ExecutionWorkspace"),
-  metadata: shortName,
-  spec: z.preprocess(withoutCrossplaneFields, executionWorkspaceSpecSchema),
-  status: z.looseObject({}).optional(),
-});
-
-export const workspaceCheckpointSchema = z.looseObject({
-  apiVersion: z.literal(API_VERSION),
-  kind: z.literal("WorkspaceCheckpoint"),
-  metadata,
-  spec: z.preprocess(withoutCrossplaneFields, workspaceCheckpointSpecSchema),
-  status: z.looseObject({}).optional(),
-});
+export const workspaceProfileSchema = compositeDocument("WorkspaceProfile", workspaceProfileSpecSchema);
+export const developerWorkspaceSchema = compositeDocument("DeveloperWorkspace", developerWorkspaceSpecSchema).superRefine(requireNameRule);
+export const executionWorkspaceClassSchema = compositeDocument("ExecutionWorkspaceClass", executionWorkspaceClassSpecSchema);
+export const executionWorkspaceSchema = compositeDocument("ExecutionWorkspace", executionWorkspaceSpecSchema, metadata.extend({ name: dnsLabel(40) }));
+export const workspaceCheckpointSchema = compositeDocument("WorkspaceCheckpoint", workspaceCheckpointSpecSchema);
 
 export type WorkspaceProfile = z.output<typeof workspaceProfileSchema>;
 export type ExecutionWorkspaceClass = z.output<typeof executionWorkspaceClassSchema>;
