@@ -7,7 +7,8 @@
 //   2. `crossplane resource validate` accepts every rendered object, against Berth's XRDs and
 //      the upstream CRDs in ../shared/crds;
 //   3. `crossplane xpkg build` builds both packages (no container engine needed).
-//     tsx test/conformance/crossplane-cli.ts [--update]   (--update rewrites the golden files)
+//     tsx test/conformance/crossplane-cli.ts [--update] [--json <file>]
+//   (--update rewrites the golden files; --json writes the pass and fail counts)
 import { execFileSync } from "node:child_process";
 import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -112,4 +113,9 @@ const fnPackage = run(["xpkg", "build", "-f", "package", "-o", join(dir, "functi
 outcome(fnPackage.ok, "crossplane xpkg build: function-berth", fnPackage.out);
 
 console.log(`${passed} passed, ${failed} failed`);
+// --json <file>: the counts in the shape of vitest's JSON report, for .ci/summary.mjs.
+const json = process.argv.indexOf("--json");
+if (json >= 0 && process.argv[json + 1]) {
+  writeFileSync(process.argv[json + 1]!, JSON.stringify({ numPassedTests: passed, numFailedTests: failed, numPendingTests: 0, numTodoTests: 0 }));
+}
 process.exitCode = failed > 0 ? 1 : 0;
