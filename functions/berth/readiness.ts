@@ -4,7 +4,12 @@ type Status =
   | { phase?: string; ready?: number; succeeded?: number; replicas?: number; readyToUse?: boolean; conditions?: { type?: string; status?: string }[] }
   | undefined;
 
-const conditionTrue = (s: Status, type: string) => (s?.conditions ?? []).some((c) => c.type === type && c.status === "True");
+const statusConditionTrue = (s: Status, type: string) => (s?.conditions ?? []).some((c) => c.type === type && c.status === "True");
+
+/** Whether an observed object reports condition `type` as True. */
+export function conditionTrue(observed: KubeObject | undefined, type: string): boolean {
+  return statusConditionTrue(observed?.status as Status, type);
+}
 
 /**
  * Health checks for the kinds that report one. Every other kind Berth renders (ServiceAccount,
@@ -17,9 +22,9 @@ const HEALTH: Record<string, (status: Status) => boolean> = {
   Job: (s) => (s?.ready ?? 0) >= 1 || (s?.succeeded ?? 0) >= 1,
   VolumeSnapshot: (s) => s?.readyToUse === true,
   VolumeSnapshotContent: (s) => s?.readyToUse === true,
-  Sandbox: (s) => conditionTrue(s, "Ready"),
+  Sandbox: (s) => statusConditionTrue(s, "Ready"),
   WorkerPool: (s) => (s?.replicas ?? 0) >= 1,
-  ActorTemplate: (s) => conditionTrue(s, "Ready") || s?.phase === "Ready",
+  ActorTemplate: (s) => statusConditionTrue(s, "Ready") || s?.phase === "Ready",
 };
 
 export function isReady(observed: KubeObject | undefined): boolean {

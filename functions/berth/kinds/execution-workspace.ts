@@ -1,10 +1,10 @@
 import { type CapacityDeclaration, capacityStatus, checkCapacity, evaluateCapacity } from "../capacity.js";
-import { declaredCapabilities, resolveEgress } from "../egress.js";
+import { type CapabilityRequest, declaredCapabilities, resolveEgress } from "../egress.js";
 import { type Binding, resolveClass } from "../execution-class.js";
 import type { CompositeRenderer, DesiredResource, KubeObject, Observed, Verdict } from "../model.js";
 import type { Problem } from "../problems.js";
 import { resolveProfile, resolveStorageClass } from "../profile.js";
-import { unready, withReadiness } from "../readiness.js";
+import { conditionTrue, unready, withReadiness } from "../readiness.js";
 import { describeRequirement, RequiredResources } from "../required.js";
 import { workspaceLabels, workspaceNamespace } from "../render/labels.js";
 import { type NamespaceProfile, namespaceFirst, renderNamespaceProfile } from "../render/namespace-profile.js";
@@ -28,6 +28,8 @@ interface Grant {
   resources: { cpu: string; memory: string };
   size: string;
   capabilities: Capabilities;
+  /** The granted capabilities that open egress, with the fields that asked for them. */
+  egress: CapabilityRequest[];
   onDetach: string;
 }
 
@@ -58,7 +60,8 @@ function grant(spec: ExecutionWorkspaceSpec, className: string, cls: ExecutionWo
   if (quantityValue(size) > quantityValue(permits.storage.max)) refusals.push(`spec.requests.storage.size: ${size} exceeds what ${theClass} permits (max ${permits.storage.max})`);
 
   const capabilities = spec.requests.capabilities ?? NO_CAPABILITIES;
-  for (const c of declaredCapabilities(capabilities, "spec.requests.capabilities")) {
+  const egress = declaredCapabilities(capabilities, "spec.requests.capabilities");
+  for (const c of egress) {
     if (!permits.destinations.includes(c.destination)) refusals.push(`${c.field}.destination: ${theClass} does not permit destination "${c.destination}"`);
   }
   const access = capabilities.kubernetes.access;
@@ -66,7 +69,7 @@ function grant(spec: ExecutionWorkspaceSpec, className: string, cls: ExecutionWo
     refusals.push(`spec.requests.capabilities.kubernetes.access: ${access} exceeds what ${theClass} permits (${permits.kubernetesAccess})`);
   }
   if (refusals.length > 0) return { type: "invalid", message: refusals.join("; ") };
-  return { type: "granted", resources, size, capabilities, onDetach };
+  return { type: "granted", resources, size, capabilities, egress, onDetach };
 }
 
 /** The checkpoint a restore or fork starts from, once its snapshot is ready to use. */
@@ -107,9 +110,10 @@ function shutdownTime(composite: KubeObject, maxLifetimeMinutes: number): string
   return Number.isNaN(at) ? undefined : new Date(at + maxLifetimeMinutes * 60_000).toISOString().replace(/\.\d{3}Z$/, "Z");
 }
 
-type Condition = { type?: string; status?: string };
-const conditionTrue = (o: KubeObject | undefined, type: string) =>
-  ((o?.status as { conditions?: Condition[] } | undefined)?.conditions ?? []).some((c) => c.type === type && c.status === "True");
+/** A sandbox that has stopped after a suspend: its Suspended mode applied and no pod running. */
+function sandboxStopped(sandbox: KubeObject | undefined): boolean {
+  return (sandbox?.spec as { operatingMode?: string } | undefined)?.operatingMode === "Suspended" && !conditionTrue(sandbox, "Ready");
+}
 
 /**
  * Health in provider-neutral words. For agent-sandbox, suspend is the Sandbox's Suspended
@@ -118,10 +122,9 @@ const conditionTrue = (o: KubeObject | undefined, type: string) =>
  */
 function sandboxHealth(observed: Observed, desiredState: "Ready" | "Suspended", notReady: string[]): Pick<ExecutionWorkspaceStatus, "phase" | "reason" | "message"> {
   const sandbox = observed.resources.runtime;
-  const running = conditionTrue(sandbox, "Ready");
   const wasSuspended = (sandbox?.spec as { operatingMode?: string } | undefined)?.operatingMode === "Suspended";
   if (desiredState === "Suspended") {
-    return wasSuspended && !running
+    return sandboxStopped(sandbox)
       ? { phase: "Suspended", reason: "Suspended", message: "the runtime is stopped; the workspace's files are kept" }
       : { phase: "Suspending", reason: "Suspending", message: "stopping the runtime; the workspace's files are kept" };
   }
@@ -179,7 +182,7 @@ export const renderExecutionWorkspace: CompositeRenderer = (observed): Verdict =
   const substrate = cls.spec.provider === "agent-substrate";
   const durable = cls.spec.mode === "Durable" && !substrate;
   const storageClass = durable ? resolveStorageClass(profile.spec, required) : undefined;
-  const egress = resolveEgress(declaredCapabilities(g.capabilities, "spec.requests.capabilities"), profile, required);
+  const egress = resolveEgress(g.egress, profile, required);
   if (egress.type === "invalid") return stalled(observed, required.requirements, egress, status);
   if (checkpoint !== undefined && checkpoint.type !== "found") return stalled(observed, required.requirements, checkpoint, status);
 
@@ -236,14 +239,8 @@ export const renderExecutionWorkspace: CompositeRenderer = (observed): Verdict =
   }
 
   const resources: Record<string, DesiredResource> = withReadiness(namespaceFirst(objects, observed.resources), observed.resources);
-  if (resources.runtime) {
-    // A suspended sandbox is converged when it is stopped, not when it is running.
-    const sandbox = observed.resources.runtime;
-    resources.runtime.ready =
-      spec.desiredState === "Suspended"
-        ? (sandbox?.spec as { operatingMode?: string } | undefined)?.operatingMode === "Suspended" && !conditionTrue(sandbox, "Ready")
-        : conditionTrue(sandbox, "Ready");
-  }
+  // A suspended sandbox is converged when it is stopped, not when it is running.
+  if (resources.runtime && spec.desiredState === "Suspended") resources.runtime.ready = sandboxStopped(observed.resources.runtime);
   const notReady = unready(resources);
   const deleting = observed.composite.metadata?.deletionTimestamp !== undefined;
   const health = deleting
