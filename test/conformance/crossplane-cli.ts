@@ -5,7 +5,7 @@
 //      which `npm run render` is tested against byte for byte; workspaces also converged, with
 //      `-o` holding the previous reconcile's objects;
 //   2. `crossplane resource validate` accepts every rendered object, against Berth's XRDs and
-//      the upstream CRDs in ../shared/crds;
+//      the upstream CRDs pinned in test/upstream-crds.yaml;
 //   3. `crossplane xpkg build` builds both packages (no container engine needed).
 //     tsx test/conformance/crossplane-cli.ts [--update] [--json <file>]
 //   (--update rewrites the golden files; --json writes the pass and fail counts)
@@ -18,6 +18,7 @@ import { renderOutput } from "../../functions/berth/render-output.js";
 import { loadObject, loadObjects } from "../fixtures.js";
 import { RENDER_EXAMPLES } from "../render-examples.js";
 import { startFunction } from "../support/function-process.js";
+import { upstreamCRDs } from "../support/upstream-crds.js";
 import { findBinDir } from "./controlplane/controlplane.js";
 
 const bin = findBinDir();
@@ -25,7 +26,9 @@ const cli = join(bin, "crossplane-cli");
 const core = join(bin, "crossplane");
 const update = process.argv.includes("--update");
 const dir = mkdtempSync(join(tmpdir(), "berth-crossplane-cli-"));
-const crds = process.env.BERTH_SHARED_CRDS ?? "../shared/crds";
+const crds = await upstreamCRDs();
+if (!crds.available) throw new Error(`crossplane resource validate needs the upstream CRDs: ${crds.reason}`);
+console.log(`upstream CRDs: ${crds.source}`);
 
 let passed = 0;
 let failed = 0;
@@ -90,9 +93,7 @@ try {
 const extensions = join(dir, "extensions");
 mkdirSync(extensions);
 for (const plural of readdirSync("apis")) copyFileSync(join("apis", plural, "definition.yaml"), join(extensions, `${plural}.yaml`));
-for (const group of readdirSync(crds, { withFileTypes: true }).filter((d) => d.isDirectory())) {
-  for (const f of readdirSync(join(crds, group.name)).filter((f) => f.endsWith(".yaml"))) copyFileSync(join(crds, group.name, f), join(extensions, f));
-}
+for (const crd of crds.paths) copyFileSync(crd, join(extensions, basename(crd)));
 rendered.forEach((output, i) => {
   // render prints only the XR's status, not its spec: validate the composed resources.
   const composed = output.split(/^---\n/m).slice(2);

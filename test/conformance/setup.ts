@@ -6,7 +6,7 @@
 // local control plane (test/conformance/controlplane: etcd, kube-apiserver,
 // kube-controller-manager and Crossplane core as plain processes), starts function-berth on
 // loopback with a certificate from Crossplane's CA, and installs what a cluster operator would:
-// the CRDs in ../shared/crds, Berth's XRDs and Compositions, and admission/*.yaml.
+// the upstream CRDs pinned in test/upstream-crds.yaml, Berth's XRDs and Compositions, and admission/*.yaml.
 //
 // Test files get the kubeconfig path through vitest's inject("kubeconfig").
 //
@@ -20,6 +20,7 @@ import { KubeConfig, KubernetesObjectApi, PatchStrategy, type KubernetesObject }
 import type { TestProject } from "vitest/node";
 import { parseAllDocuments } from "yaml";
 import { quantityValue } from "../../functions/berth/schema/quantity.js";
+import { upstreamCRDs } from "../support/upstream-crds.js";
 
 export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 export const FIELD_MANAGER = "berth-conformance";
@@ -257,9 +258,10 @@ const log = (m: string) => process.stderr.write(`[conformance ${new Date().toISO
 
 /** The CRDs, XRDs, Compositions and admission manifests a cluster operator installs, in order. */
 async function installBerth(c: Cluster): Promise<void> {
-  const sharedCRDs = process.env.BERTH_SHARED_CRDS ?? resolve(REPO, "../shared/crds");
-  const crds = load(sharedCRDs).filter((o) => o.kind === "CustomResourceDefinition");
-  if (crds.length === 0) throw new Error(`no CRDs under ${sharedCRDs} (set BERTH_SHARED_CRDS)`);
+  const upstream = await upstreamCRDs();
+  if (!upstream.available) throw new Error(`the conformance suite installs the upstream CRDs: ${upstream.reason}`);
+  log(`upstream CRDs: ${upstream.source}`);
+  const crds = upstream.paths.flatMap(load);
   for (const crd of crds) await c.apply(crd);
   const xrds = readdirSync(resolve(REPO, "apis")).sort().map((d) => loadOne(`apis/${d}/definition.yaml`));
   for (const x of xrds) await c.apply(x);

@@ -25,7 +25,6 @@ registry="${REGISTRY_NAME:-berth-kind-registry}"
 tag="v0.1.0-conformance"
 work="$root/.cache/kind"
 kubeconfig="$work/kubeconfig"
-shared_crds="${BERTH_SHARED_CRDS:-$root/../shared/crds}"
 mkdir -p "$work"
 
 log() { printf '[kind %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
@@ -86,7 +85,9 @@ rm -f "$work"/*.xpkg
 # 5. Berth: third-party CRDs, admission manifests (their RBAC lets Crossplane compose Berth's
 #    kinds), the Function (its runtime is the image loaded above), the Configuration.
 log "installing Berth"
-k apply --server-side -f "$shared_crds/agent-sandbox" -f "$shared_crds/agent-substrate" -f "$shared_crds/volume-snapshot"
+# The upstream CRDs pinned in test/upstream-crds.yaml (BERTH_UPSTREAM_CRDS, or downloaded and checked).
+upstream_crds="$(npx tsx test/support/upstream-crds.ts)"
+k apply --server-side -f "$upstream_crds/agent-sandbox" -f "$upstream_crds/agent-substrate" -f "$upstream_crds/volume-snapshot"
 k apply --server-side -f admission/params.yaml
 k apply --server-side -f admission/policies.yaml -f admission/rbac.yaml
 k apply --server-side -f - <<YAML
