@@ -257,17 +257,17 @@ export const ref = (o: Obj) => `${o.kind} ${o.metadata?.namespace ? `${o.metadat
 const log = (m: string) => process.stderr.write(`[conformance ${new Date().toISOString().slice(11, 19)}] ${m}\n`);
 
 /** The CRDs, XRDs, Compositions and admission manifests a cluster operator installs, in order. */
-async function installBerth(c: Cluster): Promise<void> {
+export async function installBerth(c: Cluster, say: (m: string) => void = log): Promise<void> {
   const upstream = await upstreamCRDs();
   if (!upstream.available) throw new Error(`the conformance suite installs the upstream CRDs: ${upstream.reason}`);
-  log(`upstream CRDs: ${upstream.source}`);
+  say(`upstream CRDs: ${upstream.source}`);
   const crds = upstream.paths.flatMap(load);
   for (const crd of crds) await c.apply(crd);
   const xrds = readdirSync(resolve(REPO, "apis")).sort().map((d) => loadOne(`apis/${d}/definition.yaml`));
   for (const x of xrds) await c.apply(x);
   for (const comp of load("compositions")) await c.apply(comp);
   for (const f of ["admission/params.yaml", "admission/policies.yaml", "admission/rbac.yaml"]) for (const o of load(f)) await c.apply(o);
-  log(`applied ${crds.length} CRDs, ${xrds.length} XRDs, compositions and admission manifests`);
+  say(`applied ${crds.length} CRDs, ${xrds.length} XRDs, compositions and admission manifests`);
 
   for (const crd of crds) {
     await waitFor(`CRD ${crd.metadata!.name} Established`, async () => condition(await c.getOf(crd), "Established")?.status === "True", 60_000, 250);

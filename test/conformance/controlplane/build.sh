@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds the conformance control plane from the Go module proxy: etcd,
-# kube-apiserver, kube-controller-manager, Crossplane core and the Crossplane CLI.
+# kube-apiserver, kube-controller-manager, Crossplane core and the Crossplane CLI;
+# with --node, also the live node: kubelet, kube-scheduler, kube-proxy, containerd,
+# runc, crictl, kube-router, CoreDNS and the live images' own programs.
 # No container engine, no prebuilt downloads: every binary is compiled here from
 # the wrapper modules under go/ (their go.mod/go.sum pin every dependency).
 #
@@ -9,10 +11,15 @@
 #       kube-controller-manager,kubectl,crossplane,crossplane-cli}
 #   ${BERTH_CACHE:-$HOME/.cache/berth}/bin/<tag>/crossplane-crds/*.yaml
 #   ${BERTH_CACHE:-$HOME/.cache/berth}/bin/<tag>/paths.env  (KEY=VALUE)
+#   --node: ${BERTH_CACHE:-$HOME/.cache/berth}/bin/node-<nodetag>/{kubelet,kube-scheduler,
+#       kube-proxy,containerd,containerd-shim-runc-v2,ctr,runc,crictl,kube-router,coredns}
+#       and programs/{pause,workspace-probe,checkout,git-server} (rebuilt every time: they are
+#       the project's own code)
 # A binary already present is not rebuilt (delete it, or pass --force).
-# The last line printed is BERTH_CP_BIN=<dir>.
+# The last line printed is BERTH_CP_BIN=<dir> (and BERTH_NODE_BIN=<dir> with --node).
 #
-# Usage: build.sh [--force] [--only NAME[,NAME...]] [--repin]
+# Usage: build.sh [--node] [--force] [--only NAME[,NAME...]] [--repin]
+#   --node   the live node too (runc needs cgo and Debian's libseccomp-dev)
 #   --repin  re-pin the wrapper modules to versions.env (go get + go mod tidy;
 #            edits go/*/go.mod and go.sum, which are committed).
 # Measured on a 2-core machine (Go 1.26.8), empty module and build caches: etcd 74 s,
@@ -25,14 +32,15 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=versions.env
 source "$here/versions.env"
 
-force=0 repin=0 only=""
+force=0 repin=0 node=0 only=""
 while [ $# -gt 0 ]; do
   case "$1" in
+    --node) node=1 ;;
     --force) force=1 ;;
     --repin) repin=1 ;;
     --only) only="$2"; shift ;;
     --only=*) only="${1#--only=}" ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
     *) echo "build.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -67,12 +75,12 @@ pinned() {
   exit 1
 }
 
-# build NAME MODDIR PACKAGE [LDFLAGS]
+# build NAME MODDIR PACKAGE [LDFLAGS]   (into $out, default $bin; $tags: go build -tags)
 build() {
-  local name="$1" dir="$2" pkg="$3" ldflags="${4:-}"
+  local name="$1" dir="$2" pkg="$3" ldflags="${4:-}" out="${out:-$bin}"
   if ! wanted "$name"; then return 0; fi
-  if [ -x "$bin/$name" ] && [ "$force" = 0 ]; then
-    log "$name: cached ($bin/$name)"
+  if [ -x "$out/$name" ] && [ "$force" = 0 ]; then
+    log "$name: cached ($out/$name)"
     return 0
   fi
   log "$name: downloading modules"
@@ -81,8 +89,8 @@ build() {
   (cd "$dir" && go mod download)
   t1=$(date +%s)
   log "$name: building $pkg"
-  (cd "$dir" && go build -ldflags "-s -w $ldflags" -o "$bin/$name.tmp" "$pkg")
-  mv "$bin/$name.tmp" "$bin/$name"
+  (cd "$dir" && go build ${tags:+-tags "$tags"} -ldflags "-s -w $ldflags" -o "$out/$name.tmp" "$pkg")
+  mv "$out/$name.tmp" "$out/$name"
   t2=$(date +%s)
   log "$name: done in $((t2 - t0))s (download $((t1 - t0))s, build $((t2 - t1))s)"
 }
@@ -113,6 +121,13 @@ pinned "$here/go/kube" k8s.io/kubernetes "v$KUBERNETES_VERSION"
 pinned "$here/go/crossplane" github.com/crossplane/crossplane/v2 "v$CROSSPLANE_VERSION"
 pinned "$here/go/crossplane" github.com/crossplane/crossplane/apis/v2 "v$CROSSPLANE_VERSION"
 pinned "$here/go/cli" github.com/crossplane/cli/v2 "v$CROSSPLANE_CLI_VERSION"
+if [ "$node" = 1 ]; then
+  pinned "$here/go/containerd" github.com/containerd/containerd/v2 "v$CONTAINERD_VERSION"
+  pinned "$here/go/runc" github.com/opencontainers/runc "v$RUNC_VERSION"
+  pinned "$here/go/crictl" sigs.k8s.io/cri-tools "v$CRICTL_VERSION"
+  pinned "$here/go/kube-router" github.com/cloudnativelabs/kube-router/v2 "v$KUBE_ROUTER_VERSION"
+  pinned "$here/go/coredns" github.com/coredns/coredns "v$COREDNS_VERSION"
+fi
 
 build etcd "$here/go/etcd" berth.dev/conformance/controlplane/etcd
 
@@ -151,5 +166,41 @@ CROSSPLANE_CLI=$bin/crossplane-cli
 CROSSPLANE_CRDS=$bin/crossplane-crds
 ENV
 
+if [ "$node" = 1 ]; then
+  nodetag="k8s${KUBERNETES_VERSION}-containerd${CONTAINERD_VERSION}-runc${RUNC_VERSION}-crictl${CRICTL_VERSION}-kr${KUBE_ROUTER_VERSION}-coredns${COREDNS_VERSION}-${goversion}"
+  nodebin="$cache/bin/node-$nodetag"
+  mkdir -p "$nodebin/programs"
+  log "node output: $nodebin"
+  out="$nodebin" build kubelet "$here/go/kube" k8s.io/kubernetes/cmd/kubelet "$kver"
+  out="$nodebin" build kube-scheduler "$here/go/kube" k8s.io/kubernetes/cmd/kube-scheduler "$kver"
+  out="$nodebin" build kube-proxy "$here/go/kube" k8s.io/kubernetes/cmd/kube-proxy "$kver"
+  ctrver="-X github.com/containerd/containerd/v2/version.Version=v$CONTAINERD_VERSION"
+  out="$nodebin" build containerd "$here/go/containerd" github.com/containerd/containerd/v2/cmd/containerd "$ctrver"
+  out="$nodebin" build containerd-shim-runc-v2 "$here/go/containerd" github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2 "$ctrver"
+  out="$nodebin" build ctr "$here/go/containerd" github.com/containerd/containerd/v2/cmd/ctr "$ctrver"
+  # runc needs cgo for seccomp (libseccomp); everything else is static.
+  if wanted runc && [ ! -e /usr/include/seccomp.h ]; then
+    echo "build.sh: runc needs libseccomp-dev (apt-get install -y libseccomp-dev)" >&2
+    exit 1
+  fi
+  CGO_ENABLED=1 tags=seccomp out="$nodebin" build runc "$here/go/runc" github.com/opencontainers/runc "-X main.version=$RUNC_VERSION"
+  out="$nodebin" build crictl "$here/go/crictl" sigs.k8s.io/cri-tools/cmd/crictl "-X sigs.k8s.io/cri-tools/pkg/version.Version=v$CRICTL_VERSION"
+  out="$nodebin" build kube-router "$here/go/kube-router" github.com/cloudnativelabs/kube-router/v2/cmd/kube-router \
+    "-X github.com/cloudnativelabs/kube-router/v2/pkg/version.Version=v$KUBE_ROUTER_VERSION"
+  out="$nodebin" build coredns "$here/go/coredns" github.com/coredns/coredns
+  # The live images' own programs (test/live/programs): the project's code, so always rebuilt
+  # (Go's build cache makes that quick when nothing changed).
+  if wanted programs; then
+    t0=$(date +%s)
+    programs="$(cd "$here/../../live/programs" && pwd)"
+    (cd "$programs" && go mod download && go build -ldflags "-s -w" -o "$nodebin/programs/" ./cmd/...)
+    log "programs: $(ls "$nodebin/programs" | tr '\n' ' ')built in $(( $(date +%s) - t0 ))s"
+  fi
+  cat > "$nodebin/paths.env" <<ENV
+BERTH_NODE_BIN=$nodebin
+ENV
+fi
+
 log "all done in $(( $(date +%s) - start ))s"
 echo "BERTH_CP_BIN=$bin"
+if [ "$node" = 1 ]; then echo "BERTH_NODE_BIN=$nodebin"; fi

@@ -9,8 +9,8 @@
 //   await cp.stop();
 //
 // Only node builtins are used; certificates are made with the openssl CLI.
-import { execFile as execFileCb, spawn, type ChildProcess } from "node:child_process";
-import { appendFileSync, closeSync, existsSync, openSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { execFile as execFileCb } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { connect, createServer } from "node:net";
 import { homedir, tmpdir } from "node:os";
@@ -18,6 +18,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { condition, Kube } from "./kube.js";
+import { ProcessSet, tail } from "./processes.js";
 
 const execFile = promisify(execFileCb);
 const here = dirname(fileURLToPath(import.meta.url));
@@ -62,7 +63,29 @@ export interface ControlPlaneOptions {
   log?: (msg: string) => void;
   /** Time allowed for the whole start. Default 180 s. */
   timeoutMs?: number;
+  /**
+   * A real node will join (node.ts): the API server listens on this address (the host end of
+   * the node's network, which its kubelet and pods can reach) instead of 127.0.0.1, publishes
+   * it as the `kubernetes` Service's endpoint, authorizes kubelets with the Node authorizer and
+   * NodeRestriction, and the controller manager also runs the controllers pods need.
+   */
+  node?: { address: string };
 }
+
+/** Controllers a cluster with a node needs on top of DEFAULT_CONTROLLERS: workloads, Services, volumes. */
+export const NODE_CONTROLLERS = [
+  "job-controller",
+  "ttl-after-finished-controller",
+  "replicaset-controller",
+  "deployment-controller",
+  "endpoints-controller",
+  "endpointslice-controller",
+  "endpointslice-mirroring-controller",
+  "persistentvolume-binder-controller",
+  "pod-garbage-collector-controller",
+  // Lifts the not-ready taint kubelet registers its Node with, once the Node is Ready.
+  "node-lifecycle-controller",
+];
 
 export interface ControlPlane {
   runDir: string;
@@ -101,24 +124,10 @@ export interface ControlPlane {
    * accepts connections, and registers it under `name`. stop() kills it too.
    */
   startFunction(f: { name: string; command: string; args?: string[]; env?: NodeJS.ProcessEnv; port?: number; cwd?: string }): Promise<{ port: number; pid: number | undefined; logFile: string }>;
+  /** Runs `hook` first when stop() is called (what was started on top of the control plane, newest first). */
+  onStop(hook: () => Promise<void>): void;
   /** Kills every process (SIGTERM, then SIGKILL after 10 s); removes the run folder unless kept. */
   stop(): Promise<void>;
-}
-
-function signalGroup(p: { child: ChildProcess }, sig: NodeJS.Signals): void {
-  try {
-    if (p.child.pid) process.kill(-p.child.pid, sig);
-  } catch {
-    p.child.kill(sig);
-  }
-}
-
-interface Proc {
-  name: string;
-  child: ChildProcess;
-  logFile: string;
-  exited: Promise<number | null>;
-  exitCode?: number | null;
 }
 
 /** Parses KEY=VALUE lines (no quoting, no expansion). */
@@ -219,7 +228,7 @@ export async function issueCert(
   return { crt, key };
 }
 
-async function makePKI(dir: string): Promise<void> {
+async function makePKI(dir: string, address: string): Promise<void> {
   await mkdir(dir, { recursive: true });
   await openssl(
     ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-days", "3650", "-subj", "/CN=berth-conformance-ca",
@@ -231,15 +240,16 @@ async function makePKI(dir: string): Promise<void> {
     ...ca,
     subject: "/CN=kube-apiserver",
     server: true,
-    sans: "DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,IP:127.0.0.1,IP:10.0.0.1",
+    sans: `DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,IP:127.0.0.1,IP:10.0.0.1${address === "127.0.0.1" ? "" : `,IP:${address}`}`,
   });
+  await issueCert(dir, "apiserver-kubelet-client", { ...ca, subject: "/O=system:masters/CN=kube-apiserver-kubelet-client", client: true });
   await issueCert(dir, "admin", { ...ca, subject: "/O=system:masters/CN=berth-admin", client: true });
   await issueCert(dir, "controller-manager", { ...ca, subject: "/CN=system:kube-controller-manager", client: true });
   await openssl(["genrsa", "-out", "sa.key", "2048"], dir);
   await openssl(["rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub"], dir);
 }
 
-function kubeconfigYAML(server: string, caPEM: string, certPEM: string, keyPEM: string, user: string): string {
+export function kubeconfigYAML(server: string, caPEM: string, certPEM: string, keyPEM: string, user: string): string {
   const b64 = (s: string) => Buffer.from(s).toString("base64");
   return [
     "apiVersion: v1",
@@ -264,14 +274,6 @@ function kubeconfigYAML(server: string, caPEM: string, certPEM: string, keyPEM: 
   ].join("\n");
 }
 
-function tail(file: string, lines = 30): string {
-  try {
-    return readFileSync(file, "utf8").split("\n").slice(-lines).join("\n");
-  } catch {
-    return "";
-  }
-}
-
 export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise<ControlPlane> {
   const log = opts.log ?? ((m: string) => process.stderr.write(`[controlplane] ${m}\n`));
   const binDir = findBinDir(opts.binDir);
@@ -283,100 +285,34 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   const pkiDir = join(runDir, "pki");
   const logDir = join(runDir, "logs");
   await mkdir(logDir, { recursive: true });
-  const procs: Proc[] = [];
   let stopped = false;
   log(`binaries ${binDir}; run dir ${runDir}`);
-
-  const killAllSync = () => {
-    for (const p of procs) if (p.exitCode === undefined) signalGroup(p, "SIGKILL");
-    watchdog.kill("SIGKILL");
-  };
-  process.once("exit", killAllSync);
-  // If this Node process dies without running stop() or its exit handler (SIGKILL, or a
-  // SIGTERM with no handler, e.g. a test runner being killed), a detached watchdog kills
-  // every process listed in <runDir>/pids whose command line still names the run folder.
-  const pidFile = join(runDir, "pids");
-  await writeFile(pidFile, "");
-  const watchdog = spawn(
-    "/bin/sh",
-    [
-      "-c",
-      'while kill -0 "$1" 2>/dev/null; do sleep 2; done; for p in $(cat "$2" 2>/dev/null); do ' +
-        'if grep -qF "$3" "/proc/$p/cmdline" 2>/dev/null; then kill -9 "-$p" 2>/dev/null; fi; done',
-      "berth-cp-watchdog",
-      String(process.pid),
-      pidFile,
-      runDir,
-    ],
-    { detached: true, stdio: "ignore" },
-  );
-  watchdog.unref();
-
-  const launch = (name: string, bin: string, args: string[], env: NodeJS.ProcessEnv = {}, cwd = runDir): Proc => {
-    const logFile = join(logDir, `${name}.log`);
-    const fd = openSync(logFile, "a");
-    // detached: each process leads its own process group, so signals reach its children too
-    // (e.g. the node process a `tsx` wrapper starts).
-    const child = spawn(bin, args, { stdio: ["ignore", fd, fd], env: { ...process.env, ...env }, cwd, detached: true });
-    closeSync(fd);
-    const p: Proc = { name, child, logFile, exited: Promise.resolve(null) };
-    p.exited = new Promise((resolve) => {
-      child.on("exit", (code, signal) => {
-        p.exitCode = code ?? (signal ? -1 : null);
-        if (!stopped) log(`${name} exited (code ${code}, signal ${signal}); log ${logFile}`);
-        resolve(p.exitCode);
-      });
-      child.on("error", (e) => {
-        p.exitCode = -1;
-        log(`${name} failed to start: ${e}`);
-        resolve(-1);
-      });
-    });
-    procs.push(p);
-    if (child.pid) appendFileSync(pidFile, `${child.pid}\n`);
-    log(`started ${name} (pid ${child.pid}); log ${logFile}`);
-    return p;
-  };
-
-  const alive = (p: Proc) => {
-    if (p.exitCode !== undefined) throw new Error(`${p.name} exited with ${p.exitCode}:\n${tail(p.logFile)}`);
-  };
+  const processes = new ProcessSet({ runDir, logDir, pidFile: "pids", log });
+  const launch = processes.launch.bind(processes);
+  const beforeStop: (() => Promise<void>)[] = [];
 
   const stop = async () => {
     if (stopped) return;
     stopped = true;
-    for (const p of [...procs].reverse()) {
-      if (p.exitCode !== undefined) continue;
-      signalGroup(p, "SIGTERM");
-      const t = setTimeout(() => signalGroup(p, "SIGKILL"), 10_000);
-      await p.exited;
-      clearTimeout(t);
+    // What was started on top of the control plane (a node) goes first, newest first.
+    for (const hook of beforeStop.reverse()) {
+      try {
+        await hook();
+      } catch (e) {
+        log(`stopping: ${e instanceof Error ? e.message : String(e)}`);
+      }
     }
-    watchdog.kill("SIGKILL");
-    process.removeListener("exit", killAllSync);
+    await processes.stop();
     if (!keep) await rm(runDir, { recursive: true, force: true });
     else log(`kept ${runDir}`);
   };
 
-  const poll = async (what: string, p: Proc | undefined, fn: () => Promise<boolean>, ms = remaining()) => {
-    const until = Date.now() + ms;
-    let last: unknown;
-    for (;;) {
-      if (p) alive(p);
-      try {
-        if (await fn()) return;
-      } catch (e) {
-        last = e;
-      }
-      if (Date.now() > until) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ""}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  };
+  const poll = (what: string, p: Parameters<ProcessSet["poll"]>[1], fn: () => Promise<boolean>, ms = remaining()) => processes.poll(what, p, fn, ms);
 
   try {
     // Certificates.
     let t = Date.now();
-    await makePKI(pkiDir);
+    await makePKI(pkiDir, opts.node?.address ?? "127.0.0.1");
     log(`certificates ready (${Date.now() - t} ms)`);
     const caPEM = await readFile(join(pkiDir, "ca.crt"), "utf8");
     const adminCrt = await readFile(join(pkiDir, "admin.crt"), "utf8");
@@ -405,7 +341,8 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
 
     // kube-apiserver.
     t = Date.now();
-    const server = `https://127.0.0.1:${apiPort}`;
+    const address = opts.node?.address ?? "127.0.0.1";
+    const server = `https://${address}:${apiPort}`;
     const apiserver = launch("kube-apiserver", join(binDir, "kube-apiserver"), [
       `--etcd-servers=${etcdURL}`,
       `--cert-dir=${join(runDir, "apiserver-certs")}`,
@@ -413,15 +350,25 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       `--tls-private-key-file=${join(pkiDir, "apiserver.key")}`,
       `--client-ca-file=${join(pkiDir, "ca.crt")}`,
       `--secure-port=${apiPort}`,
-      "--bind-address=127.0.0.1",
-      "--advertise-address=127.0.0.1",
-      "--authorization-mode=RBAC",
+      `--bind-address=${address}`,
+      `--advertise-address=${address}`,
+      ...(opts.node
+        ? [
+            "--authorization-mode=Node,RBAC",
+            "--enable-admission-plugins=NodeRestriction",
+            // logs and exec reach the kubelet as a client the kubelet's webhook authorizes
+            `--kubelet-client-certificate=${join(pkiDir, "apiserver-kubelet-client.crt")}`,
+            `--kubelet-client-key=${join(pkiDir, "apiserver-kubelet-client.key")}`,
+          ]
+        : ["--authorization-mode=RBAC"]),
       "--service-cluster-ip-range=10.0.0.0/24",
       "--allow-privileged=true",
       `--service-account-issuer=${server}`,
       `--service-account-key-file=${join(pkiDir, "sa.pub")}`,
       `--service-account-signing-key-file=${join(pkiDir, "sa.key")}`,
-      "--endpoint-reconciler-type=none",
+      // With a node, pods reach the API server through the kubernetes Service, whose endpoint
+      // the API server keeps (lease); without one, nothing needs it.
+      `--endpoint-reconciler-type=${opts.node ? "lease" : "none"}`,
       "--enable-priority-and-fairness=false",
       "--v=1",
     ]);
@@ -445,7 +392,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       `--authentication-kubeconfig=${kcmKubeconfig}`,
       `--authorization-kubeconfig=${kcmKubeconfig}`,
       "--leader-elect=false",
-      `--controllers=${(opts.controllers ?? DEFAULT_CONTROLLERS).join(",")}`,
+      `--controllers=${(opts.controllers ?? [...DEFAULT_CONTROLLERS, ...(opts.node ? NODE_CONTROLLERS : [])]).join(",")}`,
       `--service-account-private-key-file=${join(pkiDir, "sa.key")}`,
       `--root-ca-file=${join(pkiDir, "ca.crt")}`,
       "--use-service-account-credentials=true", // each controller acts as its own ServiceAccount (its bootstrap RBAC role), as in a real cluster
@@ -473,6 +420,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       crossplaneBinary,
       ...(existsSync(cliPath) ? { crossplaneCLI: cliPath } : {}),
       registerFunction: (name, port, capabilities) => registerFunction(kube, name, port, capabilities),
+      onStop: (hook) => void beforeStop.push(hook),
       startFunction: async (f) => {
         if (!cp.functionTLSDir) throw new Error("startFunction needs Crossplane (its CA signs the function's certificate)");
         const port = f.port ?? (await freePort());
@@ -530,7 +478,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     await writeFile(join(xpCADir, "ca.key"), caSecret("tls.key"), { mode: 0o600 });
     for (const k of ["ca.crt", "tls.crt", "tls.key"]) await writeFile(join(clientDir, k), clientSecret(k), { mode: 0o600 });
     // The function's serving certificate: same CA, SAN localhost/127.0.0.1 (Crossplane dials dns:///localhost:PORT).
-    const fnCert = await issueCert(fnDir, "tls", {
+    await issueCert(fnDir, "tls", {
       subject: "/CN=function-berth",
       caCrt: join(xpCADir, "ca.crt"),
       caKey: join(xpCADir, "ca.key"),
@@ -539,7 +487,6 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       client: true,
     });
     await writeFile(join(fnDir, "ca.crt"), caSecret("tls.crt"));
-    void fnCert;
     cp.functionTLSDir = fnDir;
     cp.crossplaneClientTLSDir = clientDir;
 

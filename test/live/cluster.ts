@@ -1,0 +1,234 @@
+// The live cluster: the conformance control plane with a real worker node joined to it
+// (test/conformance/controlplane/node.ts), cluster DNS as a real CoreDNS pod, the harness's
+// loop-device volume provisioner and Berth's function, installed as an operator would.
+//
+//   const live = await startLiveCluster();     // needs root, build.sh --node
+//   ... live.kubeconfig, live.node.exec(...) ...
+//   await live.stop();                         // and the machine is as it was
+//
+// A harness that was killed leaves a run folder behind; the next start undoes it first
+// (cleanupLeftovers), so a second run starts from the same state.
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startControlPlane, type ControlPlane } from "../conformance/controlplane/controlplane.js";
+import { startLoopProvisioner, LOOP_PROVISIONER, type LoopProvisioner } from "../conformance/controlplane/loop-provisioner.js";
+import { loadRecord, recordFile, run, undoHost } from "../conformance/controlplane/node-host.js";
+import { createNodeNetwork, findNodeBinDir, startNode, type Node, type NodeNetwork } from "../conformance/controlplane/node.js";
+import { Cluster, installBerth, REPO } from "../conformance/setup.js";
+import { buildLiveImages, LIVE_IMAGES } from "./images.js";
+
+/** The StorageClass whose volumes the loop provisioner makes: exactly the requested size, enforced on write. */
+export const LOOP_STORAGE_CLASS = "loop-ext4";
+const RUN_DIR_PREFIX = "berth-live-";
+
+export interface LiveCluster {
+  cp: ControlPlane;
+  node: Node;
+  network: NodeNetwork;
+  provisioner: LoopProvisioner;
+  kubeconfig: string;
+  cluster: Cluster;
+  /** The API server's address and port, as pods reach it after kube-proxy's DNAT. */
+  apiServer: { host: string; port: number };
+  stop(): Promise<void>;
+}
+
+/**
+ * Undoes what an earlier harness left when it was killed before it could stop: every run
+ * folder with a node record under the temp dir, and any node network namespace nothing records.
+ */
+export async function cleanupLeftovers(log: (m: string) => void): Promise<void> {
+  for (const d of readdirSync(tmpdir()).filter((d) => d.startsWith(RUN_DIR_PREFIX))) {
+    const runDir = join(tmpdir(), d);
+    const nodeDir = join(runDir, "node");
+    if (existsSync(recordFile(nodeDir))) {
+      log(`undoing the node an earlier run left in ${runDir}`);
+      const problems = await undoHost(loadRecord(nodeDir), log);
+      if (problems.length > 0) throw new Error(`cannot undo the earlier run in ${runDir}:\n${problems.join("\n")}`);
+    }
+    rmSync(runDir, { recursive: true, force: true });
+  }
+  const { stdout } = await run("ip", ["netns", "list"], { allowFailure: true });
+  for (const ns of stdout.split("\n").map((l) => l.split(" ")[0]!).filter((n) => n.startsWith("berth-node-"))) {
+    log(`deleting network namespace ${ns} left by an earlier run`);
+    await run("ip", ["netns", "del", ns], { allowFailure: true });
+  }
+}
+
+/** Cluster DNS: CoreDNS as a real pod, `k8s-app: kube-dns` in kube-system, serving the cluster zone only (no upstream). */
+function corednsManifests(dnsIP: string): Record<string, any>[] {
+  const labels = { "k8s-app": "kube-dns" };
+  const corefile = [
+    ".:53 {",
+    "    errors",
+    "    health :8080",
+    "    ready :8181",
+    "    kubernetes cluster.local in-addr.arpa ip6.arpa {",
+    "        pods insecure",
+    "        fallthrough in-addr.arpa ip6.arpa",
+    "    }",
+    "    cache 30",
+    "}",
+    "",
+  ].join("\n");
+  return [
+    { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "coredns", namespace: "kube-system" } },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: { name: "system:coredns" },
+      rules: [
+        { apiGroups: [""], resources: ["endpoints", "services", "pods", "namespaces"], verbs: ["list", "watch"] },
+        { apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: ["list", "watch"] },
+      ],
+    },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRoleBinding",
+      metadata: { name: "system:coredns" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "system:coredns" },
+      subjects: [{ kind: "ServiceAccount", name: "coredns", namespace: "kube-system" }],
+    },
+    { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "coredns", namespace: "kube-system" }, data: { Corefile: corefile } },
+    {
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name: "coredns", namespace: "kube-system", labels },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: labels },
+        template: {
+          metadata: { labels },
+          spec: {
+            serviceAccountName: "coredns",
+            securityContext: { runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } },
+            containers: [
+              {
+                name: "coredns",
+                image: LIVE_IMAGES.coredns,
+                imagePullPolicy: "Never",
+                args: ["-conf", "/etc/coredns/Corefile"],
+                ports: [
+                  { name: "dns", containerPort: 53, protocol: "UDP" },
+                  { name: "dns-tcp", containerPort: 53, protocol: "TCP" },
+                ],
+                readinessProbe: { httpGet: { path: "/ready", port: 8181 }, periodSeconds: 2 },
+                securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } },
+                volumeMounts: [{ name: "config", mountPath: "/etc/coredns", readOnly: true }],
+              },
+            ],
+            volumes: [{ name: "config", configMap: { name: "coredns" } }],
+          },
+        },
+      },
+    },
+    {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: "kube-dns", namespace: "kube-system", labels },
+      spec: {
+        clusterIP: dnsIP,
+        selector: labels,
+        ports: [
+          { name: "dns", port: 53, protocol: "UDP", targetPort: 53 },
+          { name: "dns-tcp", port: 53, protocol: "TCP", targetPort: 53 },
+        ],
+      },
+    },
+  ];
+}
+
+export async function startLiveCluster(opts: { log?: (m: string) => void } = {}): Promise<LiveCluster> {
+  const log = opts.log ?? ((m: string) => process.stderr.write(`[live ${new Date().toISOString().slice(11, 19)}] ${m}\n`));
+  await cleanupLeftovers(log);
+  const nodeBin = findNodeBinDir();
+  let t = Date.now();
+  const images = await buildLiveImages(nodeBin);
+  log(`built ${images.length} images in ${Date.now() - t} ms: ${images.map((i) => `${i.name} ${(i.archive.length / 1e6).toFixed(1)} MB`).join(", ")}`);
+
+  const runDir = mkdtempSync(join(tmpdir(), RUN_DIR_PREFIX));
+  const nodeDir = join(runDir, "node");
+  let network: NodeNetwork;
+  try {
+    network = await createNodeNetwork(nodeDir, log);
+  } catch (e) {
+    if (existsSync(recordFile(nodeDir))) await undoHost(loadRecord(nodeDir), log);
+    rmSync(runDir, { recursive: true, force: true });
+    throw e;
+  }
+
+  let cp: ControlPlane;
+  try {
+    t = Date.now();
+    cp = await startControlPlane({ runDir, node: { address: network.hostIP }, log });
+    log(`control plane up in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+  } catch (e) {
+    await undoHost(loadRecord(nodeDir), log);
+    rmSync(runDir, { recursive: true, force: true });
+    throw e;
+  }
+
+  let node: Node | undefined;
+  let provisioner: LoopProvisioner | undefined;
+  // Runs before the control plane stops, after the node's own stop (registered later, so first):
+  // undoes the node's host changes if the node never got as far as registering its own stop.
+  cp.onStop(async () => {
+    if (node) return;
+    const problems = await undoHost(loadRecord(nodeDir), log);
+    if (problems.length > 0) log(`could not undo: ${problems.join("; ")}`);
+  });
+  const stop = async () => {
+    await provisioner?.stop();
+    await cp.stop();
+  };
+  try {
+    t = Date.now();
+    node = await startNode(cp, network, { images, pauseImage: LIVE_IMAGES.pause, binDir: nodeBin, log });
+    log(`node joined in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    cp.onStop(async () => {
+      await provisioner?.stop();
+    });
+    provisioner = startLoopProvisioner(cp.kube, node.dir, node.name, log);
+
+    t = Date.now();
+    const cluster = new Cluster(cp.kubeconfig);
+    await cluster.apply({
+      apiVersion: "storage.k8s.io/v1",
+      kind: "StorageClass",
+      metadata: { name: LOOP_STORAGE_CLASS },
+      provisioner: LOOP_PROVISIONER,
+      reclaimPolicy: "Delete",
+      volumeBindingMode: "WaitForFirstConsumer",
+      allowVolumeExpansion: false,
+    } as any);
+    for (const o of corednsManifests(network.dnsIP)) await cluster.apply(o as any);
+    const fn = await cp.startFunction({ name: "function-berth", command: process.execPath, args: ["--import", "tsx", "functions/berth/main.ts"], cwd: REPO });
+    log(`function-berth on 127.0.0.1:${fn.port}; log ${fn.logFile}`);
+    await installBerth(cluster, log);
+    await cp.kube.waitFor(
+      "CoreDNS ready",
+      async () => {
+        const d = await cp.kube.get("apps/v1", "Deployment", "coredns", "kube-system");
+        return (d?.status?.readyReplicas ?? 0) >= 1;
+      },
+      120_000,
+    );
+    log(`cluster DNS, storage and Berth ready in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    const server = new URL(cp.server);
+    return {
+      cp,
+      node,
+      network,
+      provisioner,
+      kubeconfig: cp.kubeconfig,
+      cluster,
+      apiServer: { host: server.hostname, port: Number(server.port) },
+      stop,
+    };
+  } catch (e) {
+    log(`start failed: ${e instanceof Error ? e.message : String(e)}; logs in ${cp.logDir} (kept: BERTH_CP_KEEP=1)`);
+    await stop();
+    throw e;
+  }
+}

@@ -1,0 +1,51 @@
+// The live node's images, built without Docker or a registry from the static binaries build.sh
+// --node compiles (test/live/programs and CoreDNS): one layer each, the program, /etc/passwd and
+// /etc/group, nothing else (no shell, no libc). The node imports them into containerd, so that
+// no pod ever pulls.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { accountFiles, buildImage, type BuiltImage, type ImageSpec } from "../conformance/controlplane/oci.js";
+
+/** The uid and gid every image runs as (distroless's nonroot), and the workspace profile's user. */
+export const NONROOT = 65532;
+const TAG = "live";
+
+export const LIVE_IMAGES = {
+  pause: `berth.local/live/pause:${TAG}`,
+  coredns: `berth.local/live/coredns:${TAG}`,
+  runtime: `berth.local/live/workspace-runtime:${TAG}`,
+  checkout: `berth.local/live/checkout:${TAG}`,
+  gitServer: `berth.local/live/git-server:${TAG}`,
+} as const;
+
+function single(name: string, binary: string, program: string, config: ImageSpec["config"]): ImageSpec {
+  return {
+    name,
+    layers: [
+      {
+        files: [
+          { path: `/${program}`, content: readFileSync(binary), mode: 0o755 },
+          ...accountFiles([{ name: "nonroot", uid: NONROOT, gid: NONROOT, home: "/home/nonroot" }]),
+        ],
+      },
+    ],
+    config: { User: `${NONROOT}:${NONROOT}`, Entrypoint: [`/${program}`], ...config },
+  };
+}
+
+/** Every live image, from the node's binary folder. */
+export function liveImageSpecs(nodeBin: string): ImageSpec[] {
+  const program = (p: string) => join(nodeBin, "programs", p);
+  return [
+    // The sandbox's PID 1; 65535 as the Kubernetes pause image does.
+    { ...single(LIVE_IMAGES.pause, program("pause"), "pause", {}), config: { User: "65535:65535", Entrypoint: ["/pause"] } },
+    single(LIVE_IMAGES.coredns, join(nodeBin, "coredns"), "coredns", { Cmd: ["-conf", "/etc/coredns/Corefile"] }),
+    single(LIVE_IMAGES.runtime, program("workspace-probe"), "workspace-probe", { Cmd: ["run"] }),
+    single(LIVE_IMAGES.checkout, program("checkout"), "checkout", {}),
+    single(LIVE_IMAGES.gitServer, program("git-server"), "git-server", { ExposedPorts: { "8080/tcp": {} } }),
+  ];
+}
+
+export async function buildLiveImages(nodeBin: string): Promise<BuiltImage[]> {
+  return Promise.all(liveImageSpecs(nodeBin).map(buildImage));
+}

@@ -1,0 +1,34 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestPrintCommits(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"--print-commits"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	var commits map[string]string
+	if err := json.Unmarshal(stdout.Bytes(), &commits); err != nil {
+		t.Fatalf("%q: %v", stdout.String(), err)
+	}
+	if commits["v1"] != "17adce6956ef237d7ee380bab8d48fc60281769d" || commits["main"] != "f4084a9c61f1369c6456264f07a42e2ea102285d" {
+		t.Fatalf("commits %v", commits)
+	}
+}
+
+func TestRefusesBadArgumentsAndMissingToken(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"--push"}, &stdout, &stderr); code != 2 {
+		t.Fatalf("unknown flag: exit %d", code)
+	}
+	t.Setenv("GIT_FIXTURE_TOKEN", "")
+	stderr.Reset()
+	if code := run(nil, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "GIT_FIXTURE_TOKEN") {
+		t.Fatalf("missing token: exit %d, stderr %q", code, stderr.String())
+	}
+}
