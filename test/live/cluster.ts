@@ -8,7 +8,7 @@
 //
 // A harness that was killed leaves a run folder behind; the next start undoes it first
 // (cleanupLeftovers), so a second run starts from the same state.
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startControlPlane, type ControlPlane } from "../conformance/controlplane/controlplane.js";
@@ -143,11 +143,11 @@ export async function startLiveCluster(opts: { log?: (m: string) => void } = {})
   const log = opts.log ?? ((m: string) => process.stderr.write(`[live ${new Date().toISOString().slice(11, 19)}] ${m}\n`));
   await cleanupLeftovers(log);
   const nodeBin = findNodeBinDir();
-  let t = Date.now();
-  const images = await buildLiveImages(nodeBin);
-  log(`built ${images.length} images in ${Date.now() - t} ms: ${images.map((i) => `${i.name} ${(i.archive.length / 1e6).toFixed(1)} MB`).join(", ")}`);
-
+  let t: number;
   const runDir = mkdtempSync(join(tmpdir(), RUN_DIR_PREFIX));
+  // Pods in a user namespace run as host uids that are not root: runc, as such a uid, must be
+  // able to traverse the path to containerd's state folder under here (mkdtemp makes it 0700).
+  chmodSync(runDir, 0o711);
   const nodeDir = join(runDir, "node");
   let network: NodeNetwork;
   try {
@@ -183,6 +183,10 @@ export async function startLiveCluster(opts: { log?: (m: string) => void } = {})
     await cp.stop();
   };
   try {
+    // The images trust the cluster CA, which exists once the control plane does.
+    t = Date.now();
+    const images = await buildLiveImages(nodeBin, readFileSync(join(cp.pkiDir, "ca.crt"), "utf8"));
+    log(`built ${images.length} images in ${Date.now() - t} ms: ${images.map((i) => `${i.name} ${(i.archive.length / 1e6).toFixed(1)} MB`).join(", ")}`);
     t = Date.now();
     node = await startNode(cp, network, { images, pauseImage: LIVE_IMAGES.pause, binDir: nodeBin, log });
     log(`node joined in ${((Date.now() - t) / 1000).toFixed(1)} s`);

@@ -18,7 +18,10 @@ export const LIVE_IMAGES = {
   gitServer: `berth.local/live/git-server:${TAG}`,
 } as const;
 
-function single(name: string, binary: string, program: string, config: ImageSpec["config"]): ImageSpec {
+// Where Go's crypto/x509 looks first on Debian-like systems.
+const CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt";
+
+function single(name: string, binary: string, program: string, config: ImageSpec["config"], caPEM?: string): ImageSpec {
   return {
     name,
     layers: [
@@ -26,6 +29,7 @@ function single(name: string, binary: string, program: string, config: ImageSpec
         files: [
           { path: `/${program}`, content: readFileSync(binary), mode: 0o755 },
           ...accountFiles([{ name: "nonroot", uid: NONROOT, gid: NONROOT, home: "/home/nonroot" }]),
+          ...(caPEM ? [{ path: CA_BUNDLE, content: caPEM }] : []),
         ],
       },
     ],
@@ -33,19 +37,23 @@ function single(name: string, binary: string, program: string, config: ImageSpec
   };
 }
 
-/** Every live image, from the node's binary folder. */
-export function liveImageSpecs(nodeBin: string): ImageSpec[] {
+/**
+ * Every live image, from the node's binary folder. The checkout and runtime images trust
+ * `caPEM`, the cluster's CA, as an operator's images trust their internal CA: the git fixture
+ * serves https with a certificate it signs.
+ */
+export function liveImageSpecs(nodeBin: string, caPEM: string): ImageSpec[] {
   const program = (p: string) => join(nodeBin, "programs", p);
   return [
     // The sandbox's PID 1; 65535 as the Kubernetes pause image does.
     { ...single(LIVE_IMAGES.pause, program("pause"), "pause", {}), config: { User: "65535:65535", Entrypoint: ["/pause"] } },
     single(LIVE_IMAGES.coredns, join(nodeBin, "coredns"), "coredns", { Cmd: ["-conf", "/etc/coredns/Corefile"] }),
-    single(LIVE_IMAGES.runtime, program("workspace-probe"), "workspace-probe", { Cmd: ["run"] }),
-    single(LIVE_IMAGES.checkout, program("checkout"), "checkout", {}),
+    single(LIVE_IMAGES.runtime, program("workspace-probe"), "workspace-probe", { Cmd: ["run"] }, caPEM),
+    single(LIVE_IMAGES.checkout, program("checkout"), "checkout", {}, caPEM),
     single(LIVE_IMAGES.gitServer, program("git-server"), "git-server", { ExposedPorts: { "8080/tcp": {} } }),
   ];
 }
 
-export async function buildLiveImages(nodeBin: string): Promise<BuiltImage[]> {
-  return Promise.all(liveImageSpecs(nodeBin).map(buildImage));
+export async function buildLiveImages(nodeBin: string, caPEM: string): Promise<BuiltImage[]> {
+  return Promise.all(liveImageSpecs(nodeBin, caPEM).map(buildImage));
 }

@@ -154,6 +154,12 @@ export class Kube {
     return res.body.items;
   }
 
+  /** Every object of a kind across all namespaces (list() of a namespaced kind reads one namespace, default if none is given). */
+  async listAllNamespaces<T = any>(apiVersion: string, kind: string): Promise<T[]> {
+    const res = await this.call<{ items: T[] }>("GET", (await this.path(apiVersion, kind)).replace(/\/namespaces\/[^/]+\//, "/"));
+    return res.body.items;
+  }
+
   /** Deletes; true if it existed. */
   async delete(apiVersion: string, kind: string, name: string, namespace?: string, propagationPolicy = "Background"): Promise<boolean> {
     const res = await this.call("DELETE", await this.path(apiVersion, kind, name, namespace), { kind: "DeleteOptions", apiVersion: "v1", propagationPolicy }, undefined, [404]);

@@ -86,7 +86,7 @@ export function startLoopProvisioner(kube: Kube, nodeDir: string, nodeName: stri
     if (classes.size === 0) return;
     const pvs = await kube.list("v1", "PersistentVolume");
     const existing = new Set(pvs.map((p: { metadata: { name: string } }) => p.metadata.name));
-    for (const claim of (await kube.list("v1", "PersistentVolumeClaim")) as Claim[]) {
+    for (const claim of (await kube.listAllNamespaces("v1", "PersistentVolumeClaim")) as Claim[]) {
       const policy = classes.get(claim.spec.storageClassName ?? "");
       const pv = `pvc-${claim.metadata.uid}`;
       if (policy === undefined || claim.spec.volumeName || existing.has(pv) || failed.has(pv)) continue;

@@ -81,8 +81,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 		_ = srv.Shutdown(shutdownCtx)
 	}()
 
-	logger.Printf("serving %s on %s (upload-pack only)", gitfixture.RepoPath, ln.Addr())
-	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	// Workspace sources are https:// only, so in the cluster the fixture serves TLS with a
+	// certificate the harness issues; plain HTTP stays for the in-process tests.
+	certFile, keyFile := os.Getenv("TLS_CERT_FILE"), os.Getenv("TLS_KEY_FILE")
+	if (certFile == "") != (keyFile == "") {
+		logger.Printf("TLS_CERT_FILE and TLS_KEY_FILE must be set together")
+		return 2
+	}
+	logger.Printf("serving %s on %s (upload-pack only, tls=%t)", gitfixture.RepoPath, ln.Addr(), certFile != "")
+	serve := func() error { return srv.Serve(ln) }
+	if certFile != "" {
+		serve = func() error { return srv.ServeTLS(ln, certFile, keyFile) }
+	}
+	if err := serve(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		logger.Printf("serving: %v", err)
 		return 1
 	}

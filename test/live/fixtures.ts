@@ -1,0 +1,220 @@
+// What the live suite puts in the cluster: the harness's own services (a git fixture, a
+// reviewed "gateway" with a second, undeclared port, a pod no capability names, a control pod
+// in a namespace without policies) and the Berth documents an operator and a developer would
+// commit (a profile, an agent-sandbox class, two DeveloperWorkspaces, an ExecutionWorkspace).
+//
+// Every probe that shows a boundary refusing something has its control here: the same probe,
+// from the control namespace, to the same target, succeeding.
+import { LIVE_IMAGES, NONROOT } from "./images.js";
+import type { Obj } from "../conformance/setup.js";
+
+export const FIXTURES_NS = "berth-live-fixtures";
+export const CONTROL_NS = "berth-live-control";
+/** The port the gateway pod serves on but its Service and the reviewed destination do not name. */
+export const UNDECLARED_PORT = 9090;
+export const PROBE_PORT = 8080;
+export const GIT_HOST = `git.${FIXTURES_NS}.svc.cluster.local`;
+export const GIT_REPOSITORY = `https://${GIT_HOST}/fixture.git`;
+/** The fixture repository's `main` (test/live/programs/README.md). */
+export const FIXTURE_MAIN = "f4084a9c61f1369c6456264f07a42e2ea102285d";
+export const PROFILE = "live";
+export const SANDBOX_CLASS = "live-sandbox";
+
+/** Where the harness's own listeners and the API server are, as pods reach them. */
+export interface LiveAddresses {
+  /** The host end of the node's veth: the API server and the harness's TCP listeners. */
+  hostIP: string;
+  apiPort: number;
+  /** A harness listener a reviewed CIDR destination names, and one nothing names. */
+  declaredHostPort: number;
+  undeclaredHostPort: number;
+}
+
+const API = "workspaces.berth.dev/v1alpha1";
+
+function probePod(name: string, namespace: string, labels: Record<string, string>, containers: { name: string; port: number }[], extra: Record<string, any> = {}): Obj {
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name, namespace, labels },
+    spec: {
+      terminationGracePeriodSeconds: 1,
+      automountServiceAccountToken: false,
+      containers: containers.map((c) => ({
+        name: c.name,
+        image: LIVE_IMAGES.runtime,
+        imagePullPolicy: "Never",
+        args: ["listen", String(c.port)],
+        ports: [{ containerPort: c.port }],
+        ...extra,
+      })),
+    },
+  };
+}
+
+/** The harness's services and the control pod; `tls` is the git fixture's certificate. */
+export function harnessObjects(gitToken: string, tls: { crt: string; key: string }): Obj[] {
+  const git = { "app.kubernetes.io/name": "git-fixture" };
+  const gateway = { "app.kubernetes.io/name": "model-gateway" };
+  return [
+    { apiVersion: "v1", kind: "Namespace", metadata: { name: FIXTURES_NS } },
+    { apiVersion: "v1", kind: "Namespace", metadata: { name: CONTROL_NS } },
+    {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "git-fixture", namespace: FIXTURES_NS },
+      stringData: { token: gitToken, "tls.crt": tls.crt, "tls.key": tls.key },
+    },
+    {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "git", namespace: FIXTURES_NS, labels: git },
+      spec: {
+        terminationGracePeriodSeconds: 1,
+        automountServiceAccountToken: false,
+        containers: [
+          {
+            name: "git-server",
+            image: LIVE_IMAGES.gitServer,
+            imagePullPolicy: "Never",
+            env: [
+              { name: "GIT_FIXTURE_TOKEN", valueFrom: { secretKeyRef: { name: "git-fixture", key: "token" } } },
+              { name: "TLS_CERT_FILE", value: "/tls/tls.crt" },
+              { name: "TLS_KEY_FILE", value: "/tls/tls.key" },
+            ],
+            ports: [{ containerPort: PROBE_PORT }],
+            volumeMounts: [{ name: "tls", mountPath: "/tls", readOnly: true }],
+          },
+        ],
+        volumes: [{ name: "tls", secret: { secretName: "git-fixture", defaultMode: 0o444 } }],
+      },
+    },
+    {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: "git", namespace: FIXTURES_NS },
+      spec: { selector: git, ports: [{ name: "https", port: 443, targetPort: PROBE_PORT }] },
+    },
+    probePod("gateway", FIXTURES_NS, gateway, [
+      { name: "api", port: PROBE_PORT },
+      { name: "admin", port: UNDECLARED_PORT },
+    ]),
+    {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: "gateway", namespace: FIXTURES_NS },
+      spec: { selector: gateway, ports: [{ name: "http", port: 80, targetPort: PROBE_PORT }] },
+    },
+    probePod("stranger", FIXTURES_NS, { "app.kubernetes.io/name": "stranger" }, [{ name: "listen", port: PROBE_PORT }]),
+    // No Pod Security label, no NetworkPolicy, the host's user namespace: what the probes
+    // can do where nothing stops them. It holds the git token in its environment so that
+    // find-string is shown to find it where it is.
+    probePod("control", CONTROL_NS, { "app.kubernetes.io/name": "control" }, [{ name: "probe", port: PROBE_PORT }], {
+      env: [{ name: "CONTROL_GIT_TOKEN", valueFrom: { secretKeyRef: { name: "control-git-token", key: "token" } } }],
+    }),
+    { apiVersion: "v1", kind: "Secret", metadata: { name: "control-git-token", namespace: CONTROL_NS }, stringData: { token: gitToken } },
+  ];
+}
+
+export function profile(a: LiveAddresses): Obj {
+  return {
+    apiVersion: API,
+    kind: "WorkspaceProfile",
+    metadata: { name: PROFILE },
+    spec: {
+      podSecurity: { level: "restricted", version: "latest" },
+      // The harness's loop-device provisioner: an ext4 filesystem of exactly the claim's size.
+      storage: { storageClassName: "loop-ext4", capacityEnforcement: "Runtime", maxSize: "1Gi" },
+      runtimes: [{ name: "probe", image: LIVE_IMAGES.runtime, args: ["run"] }],
+      checkout: { image: LIVE_IMAGES.checkout },
+      user: { uid: NONROOT, gid: NONROOT },
+      destinations: [
+        { name: "git-fixture", description: "The harness's git server", service: { namespace: FIXTURES_NS, name: "git" } },
+        { name: "model-gateway", description: "A reviewed in-cluster service", service: { namespace: FIXTURES_NS, name: "gateway" } },
+        { name: "host-fixture", description: "A reviewed address outside the cluster", cidrs: [`${a.hostIP}/32`], ports: [{ port: a.declaredHostPort }] },
+        { name: "kube-api", description: "This cluster's API server, after kube-proxy's DNAT", cidrs: [`${a.hostIP}/32`], ports: [{ port: a.apiPort }] },
+      ],
+      dns: { namespace: "kube-system", podSelector: { "k8s-app": "kube-dns" } },
+      limits: {
+        defaultRequest: { cpu: "50m", memory: "64Mi" },
+        default: { cpu: "250m", memory: "256Mi" },
+        max: { cpu: "1", memory: "512Mi" },
+      },
+    },
+  };
+}
+
+/** A DeveloperWorkspace on the live profile; its git credential is the Secret `git-token` in its namespace. */
+export function developerWorkspace(id: string, opts: { storage: "persistent" | "ephemeral"; kubernetes: "none" | "read" }): Obj {
+  return {
+    apiVersion: API,
+    kind: "DeveloperWorkspace",
+    metadata: { name: `${id}-xr` },
+    spec: {
+      workspaceID: id,
+      profileRef: { name: PROFILE },
+      owner: { name: "Berth live suite" },
+      source: { repository: GIT_REPOSITORY, revision: "main" },
+      runtime: { profile: "probe" },
+      storage: { mode: opts.storage, size: "64Mi" },
+      resources: { cpu: "100m", memory: "128Mi" },
+      capabilities: {
+        git: { destination: "git-fixture" },
+        inference: { destination: "model-gateway" },
+        registries: [{ destination: "host-fixture" }],
+        kubernetes: opts.kubernetes === "none" ? { access: "none" } : { access: opts.kubernetes, destination: "kube-api" },
+      },
+      credentials: [{ name: "git", purpose: "git", secretRef: { name: "git-token", key: "token" } }],
+      lifecycle: { profile: opts.storage === "persistent" ? "persistent" : "ephemeral", deletion: "Delete" },
+    },
+  };
+}
+
+export function sandboxClass(): Obj {
+  return {
+    apiVersion: API,
+    kind: "ExecutionWorkspaceClass",
+    metadata: { name: SANDBOX_CLASS },
+    spec: {
+      provider: "agent-sandbox",
+      profileRef: { name: PROFILE },
+      runtime: { profile: "probe" },
+      mode: "Durable",
+      reuseScopes: ["None", "Session"],
+      lifecycle: {
+        onDetach: { default: "Suspend", allowed: ["Suspend", "Delete"] },
+        idleTimeoutMinutes: 15,
+        maxLifetimeMinutes: 1440,
+        deletionPolicy: { providerResources: "Delete", volumes: "Delete", checkpoints: "Retain" },
+      },
+      permits: {
+        resources: { default: { cpu: "100m", memory: "128Mi" }, max: { cpu: "500m", memory: "256Mi" } },
+        storage: { default: "64Mi", max: "128Mi" },
+        destinations: ["model-gateway", "host-fixture"],
+        kubernetesAccess: "none",
+        checkpoint: false,
+        restore: false,
+        fork: false,
+      },
+    },
+  };
+}
+
+export function executionWorkspace(name: string, desiredState: "Ready" | "Suspended"): Obj {
+  return {
+    apiVersion: API,
+    kind: "ExecutionWorkspace",
+    metadata: { name },
+    spec: {
+      classRef: { name: SANDBOX_CLASS },
+      sessionRef: { name, namespace: FIXTURES_NS },
+      reusePolicy: "Session",
+      desiredState,
+      requests: {
+        resources: { cpu: "100m", memory: "128Mi" },
+        storage: { size: "64Mi" },
+        capabilities: { inference: { destination: "model-gateway" } },
+      },
+    },
+  };
+}
