@@ -327,7 +327,8 @@ export const CASES: Case[] = [
   },
   {
     name: "OutcomeRecordedFromFinishedJob",
-    reason: "Rule 6: the first time the Job is seen finished, its outcome is recorded in provider-neutral words.",
+    reason:
+      "Rule 6: the first time the Job is seen finished, its outcome is recorded in provider-neutral words, and the Job is kept suspended: re-created by a reconcile racing its deletion, it starts no pod.",
     req: request(EPHEMERAL, { required: ALL_REQUIRED, observed: { namespace: existingNamespace(EPHEMERAL), workload: FAILED_JOB } }),
     want: { golden: "outcome-recorded" },
   },

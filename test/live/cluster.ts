@@ -14,8 +14,9 @@ import { join } from "node:path";
 import { startControlPlane, type ControlPlane } from "../conformance/controlplane/controlplane.js";
 import { startLoopProvisioner, LOOP_PROVISIONER, type LoopProvisioner } from "../conformance/controlplane/loop-provisioner.js";
 import { loadRecord, recordFile, run, undoHost } from "../conformance/controlplane/node-host.js";
-import { createNodeNetwork, findNodeBinDir, startNode, type Node, type NodeNetwork } from "../conformance/controlplane/node.js";
+import { createNodeNetwork, findNodeBinDir, nodePreflight, startNode, type Node, type NodeNetwork } from "../conformance/controlplane/node.js";
 import { Cluster, installBerth, REPO } from "../conformance/setup.js";
+import { upstreamCRDs } from "../support/upstream-crds.js";
 import { buildLiveImages, LIVE_IMAGES } from "./images.js";
 
 /** The StorageClass whose volumes the loop provisioner makes: exactly the requested size, enforced on write. */
@@ -141,8 +142,12 @@ function corednsManifests(dnsIP: string): Record<string, any>[] {
 
 export async function startLiveCluster(opts: { log?: (m: string) => void } = {}): Promise<LiveCluster> {
   const log = opts.log ?? ((m: string) => process.stderr.write(`[live ${new Date().toISOString().slice(11, 19)}] ${m}\n`));
-  await cleanupLeftovers(log);
+  // Everything the start needs, checked before anything is started.
+  const upstream = await upstreamCRDs();
+  if (!upstream.available) throw new Error(`the live suite installs the upstream CRDs: ${upstream.reason}`);
+  await nodePreflight();
   const nodeBin = findNodeBinDir();
+  await cleanupLeftovers(log);
   let t: number;
   const runDir = mkdtempSync(join(tmpdir(), RUN_DIR_PREFIX));
   // Pods in a user namespace run as host uids that are not root: runc, as such a uid, must be

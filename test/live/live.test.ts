@@ -409,11 +409,19 @@ describe("the run's outcome", () => {
       120_000,
     );
     expect(recorded).toMatchObject({ result: "Succeeded", reason: "Completed" });
+    const finished = (await live.cluster.get("batch/v1", "Job", "workspace", DEV.ns))!;
+    expect(finished.spec.suspend, "Berth keeps a finished Job suspended").toBe(true);
     await live.cluster.delete("batch/v1", "Job", "workspace", DEV.ns);
-    await waitFor("the Job gone", async () => !(await live.cluster.get("batch/v1", "Job", "workspace", DEV.ns)), 60_000);
-    // Give Crossplane reconciles to (wrongly) recreate the Job or drop the outcome.
+    await waitFor("the finished Job gone", async () => (await live.cluster.get("batch/v1", "Job", "workspace", DEV.ns))?.metadata?.uid !== finished.metadata!.uid, 60_000);
+    // Give Crossplane reconciles to (wrongly) run the agent again or drop the outcome. A
+    // reconcile that saw the Job before the deletion may re-create it; Berth keeps a finished
+    // Job suspended, so such a Job starts no pod.
     await sleep(20_000);
-    expect(await live.cluster.get("batch/v1", "Job", "workspace", DEV.ns)).toBeUndefined();
+    const again = await live.cluster.get("batch/v1", "Job", "workspace", DEV.ns);
+    say(`after the Job's deletion: ${again ? `re-created by an in-flight reconcile, suspend: ${again.spec.suspend}` : "it stayed gone"}`);
+    if (again) expect(again.spec.suspend, "a re-created Job must not run the agent again").toBe(true);
+    const pods = await live.cluster.request("GET", `/api/v1/namespaces/${DEV.ns}/pods?labelSelector=job-name%3Dworkspace`);
+    expect(pods.body.items.map((p: Obj) => p.metadata!.name)).toEqual([]);
     expect((await live.cluster.getOf(xr))?.status?.outcome).toEqual(recorded);
   });
 });
@@ -461,6 +469,17 @@ describe("the machine", () => {
     for (const s of hostListeners) s.close();
     stopped = true;
     await live.stop();
+    expect(hostStateDiff(before, await readHostState())).toEqual([]);
+  });
+
+  it("a second start on the same machine starts from the same state, and stops clean again", async () => {
+    const again = await startLiveCluster({ log: say });
+    try {
+      const node = await again.cluster.get("v1", "Node", again.node.name);
+      expect(condition(node, "Ready")?.status).toBe("True");
+    } finally {
+      await again.stop();
+    }
     expect(hostStateDiff(before, await readHostState())).toEqual([]);
   });
 });

@@ -100,7 +100,7 @@ export const renderDeveloperWorkspace: CompositeRenderer = (observed): Verdict =
   // retention) stays gone: re-creating it would run the agent again.
   const observedWorkload = observed.resources.workload;
   const outcome = recordedOutcome(observed.composite) ?? outcomeOfJob(observedWorkload);
-  if (outcome === undefined || observedWorkload !== undefined) objects.workload = renderWorkload(spec, runtime!, namespaceProfile);
+  if (outcome === undefined || observedWorkload !== undefined) objects.workload = renderWorkload(spec, runtime!, namespaceProfile, outcome !== undefined);
 
   const resources = withReadiness(namespaceFirst(objects, observed.resources), observed.resources);
   const status: DeveloperWorkspaceStatus = {

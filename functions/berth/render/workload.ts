@@ -74,7 +74,7 @@ function runtimeContainer(spec: DeveloperWorkspaceSpec, runtime: Runtime, p: Nam
  * rather than a Deployment because a workspace has an end, and that end is its historical
  * outcome: a Job that completed or failed is not restarted behind the author's back.
  */
-export function renderWorkload(spec: DeveloperWorkspaceSpec, runtime: Runtime, p: NamespaceProfile): KubeObject {
+export function renderWorkload(spec: DeveloperWorkspaceSpec, runtime: Runtime, p: NamespaceProfile, finished = false): KubeObject {
   return kube<IJob>({
     apiVersion: "batch/v1",
     kind: "Job",
@@ -83,6 +83,10 @@ export function renderWorkload(spec: DeveloperWorkspaceSpec, runtime: Runtime, p
       backoffLimit: 0,
       completions: 1,
       parallelism: 1,
+      // A finished Job is kept suspended: if it is deleted (by hand or by its TTL) while a
+      // reconcile that still saw it is in flight, Crossplane re-creates it from this desired
+      // state, and a suspended Job starts no pod, so the agent does not run a second time.
+      ...(finished ? { suspend: true } : {}),
       ...(spec.lifecycle.retentionMinutes !== undefined ? { ttlSecondsAfterFinished: spec.lifecycle.retentionMinutes * 60 } : {}),
       template: {
         metadata: { labels: p.labels },

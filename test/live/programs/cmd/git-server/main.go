@@ -2,7 +2,8 @@
 // HTTP (clone/fetch only; push is refused) behind HTTP basic auth.
 //
 // Environment: GIT_FIXTURE_TOKEN (required; the basic-auth password), PORT
-// (default 8080). With --print-commits it prints the fixture's commit hashes
+// (default 8080), TLS_CERT_FILE and TLS_KEY_FILE (both or neither: https).
+// With --print-commits it prints the fixture's commit hashes
 // as JSON and exits, so the harness knows which commits to expect.
 package main
 
@@ -61,6 +62,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 
+	// Workspace sources are https:// only, so in the cluster the fixture serves TLS with a
+	// certificate the harness issues; plain HTTP stays for the in-process tests.
+	certFile, keyFile := os.Getenv("TLS_CERT_FILE"), os.Getenv("TLS_KEY_FILE")
+	if (certFile == "") != (keyFile == "") {
+		logger.Printf("TLS_CERT_FILE and TLS_KEY_FILE must be set together")
+		return 2
+	}
 	port := os.Getenv("PORT")
 	if port == "" {
 		port = "8080"
@@ -81,13 +89,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 		_ = srv.Shutdown(shutdownCtx)
 	}()
 
-	// Workspace sources are https:// only, so in the cluster the fixture serves TLS with a
-	// certificate the harness issues; plain HTTP stays for the in-process tests.
-	certFile, keyFile := os.Getenv("TLS_CERT_FILE"), os.Getenv("TLS_KEY_FILE")
-	if (certFile == "") != (keyFile == "") {
-		logger.Printf("TLS_CERT_FILE and TLS_KEY_FILE must be set together")
-		return 2
-	}
 	logger.Printf("serving %s on %s (upload-pack only, tls=%t)", gitfixture.RepoPath, ln.Addr(), certFile != "")
 	serve := func() error { return srv.Serve(ln) }
 	if certFile != "" {

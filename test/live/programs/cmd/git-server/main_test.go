@@ -32,3 +32,13 @@ func TestRefusesBadArgumentsAndMissingToken(t *testing.T) {
 		t.Fatalf("missing token: exit %d, stderr %q", code, stderr.String())
 	}
 }
+
+func TestRefusesHalfATLSConfiguration(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	t.Setenv("GIT_FIXTURE_TOKEN", "secret")
+	t.Setenv("TLS_CERT_FILE", "/nonexistent/tls.crt")
+	t.Setenv("TLS_KEY_FILE", "")
+	if code := run(nil, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "TLS_CERT_FILE and TLS_KEY_FILE") {
+		t.Fatalf("certificate without key: exit %d, stderr %q", code, stderr.String())
+	}
+}
