@@ -10,7 +10,7 @@
 //     tsx test/conformance/crossplane-cli.ts [--update] [--json <file>]
 //   (--update rewrites the golden files; --json writes the pass and fail counts)
 import { execFileSync } from "node:child_process";
-import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { renderConverged } from "../../functions/berth/local-render.js";
@@ -119,4 +119,5 @@ const json = process.argv.indexOf("--json");
 if (json >= 0 && process.argv[json + 1]) {
   writeFileSync(process.argv[json + 1]!, JSON.stringify({ numPassedTests: passed, numFailedTests: failed, numPendingTests: 0, numTodoTests: 0 }));
 }
+rmSync(dir, { recursive: true, force: true });
 process.exitCode = failed > 0 ? 1 : 0;

@@ -9,7 +9,10 @@ import { EXECUTION_CASES } from "../execution-cases.js";
 import { CASES, expected } from "../cases.js";
 import { connect, type FunctionProcess, type RunFunctionClient, startFunction } from "../support/function-process.js";
 import { SHIPPED_ENTRY, shippedNodeFlags } from "../support/shipped.js";
+import { tempDirs } from "../support/temp.js";
 import { makeTestPKI } from "../support/tls.js";
+
+const tempDir = tempDirs();
 
 // Protobuf drops empty maps and unset fields on the wire; compare what both sides mean.
 const wire = (o: unknown) => JSON.parse(JSON.stringify(o));
@@ -25,7 +28,7 @@ describe.each([
   beforeAll(async () => {
     // The bundle is built here so the test never runs a stale one (npm test builds it too).
     if ("entry" in process) execFileSync("npm", ["run", "-s", "bundle"], { stdio: "inherit" });
-    const pki = insecure ? undefined : makeTestPKI();
+    const pki = insecure ? undefined : makeTestPKI(tempDir);
     fn = await startFunction(insecure ? { ...process, insecure: true } : { ...process, tlsDir: pki!.serverDir });
     client = connect(fn.address, pki?.clientDir);
   });
@@ -42,7 +45,7 @@ describe.each([
 
 describe("TLS is not optional", () => {
   it("a client without TLS cannot talk to a TLS function", async () => {
-    const pki = makeTestPKI();
+    const pki = makeTestPKI(tempDir);
     const fn = await startFunction({ tlsDir: pki.serverDir });
     const plain = connect(fn.address);
     try {

@@ -1,6 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 function openssl(args: string[], cwd: string) {
@@ -11,8 +10,8 @@ function openssl(args: string[], cwd: string) {
  * A throwaway CA with a server certificate for localhost (laid out as the function SDK reads
  * it: tls.key, tls.crt, ca.crt) and a client certificate, as Crossplane presents one.
  */
-export function makeTestPKI(): { dir: string; serverDir: string; clientDir: string } {
-  const dir = mkdtempSync(join(tmpdir(), "berth-pki-"));
+export function makeTestPKI(tempDir: (prefix: string) => string): { dir: string; serverDir: string; clientDir: string } {
+  const dir = tempDir("berth-pki-");
   openssl(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1", "-subj", "/CN=berth-test-ca", "-keyout", "ca.key", "-out", "ca.crt"], dir);
   const issue = (name: string, ext: string) => {
     writeFileSync(join(dir, `${name}.ext`), ext);

@@ -2,13 +2,15 @@
 // into the cache, each file checked by sha256; unavailable (with the reason) only when neither can
 // be had. The downloads come from a real HTTP server on loopback standing in for GitHub.
 import { createHash } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { tempDirs } from "../support/temp.js";
 import { pinnedCRDs, upstreamCRDs } from "../support/upstream-crds.js";
+
+const tempDir = tempDirs();
 
 const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
 const SANDBOX = "kind: CustomResourceDefinition\nmetadata: { name: sandboxes.agents.x-k8s.io }\n";
@@ -38,7 +40,7 @@ function pins(dir: string, shas = { sandbox: sha256(SANDBOX), pool: sha256(POOL)
 }
 
 function folderWith(files: Record<string, string>): string {
-  const dir = mkdtempSync(join(tmpdir(), "berth-crds-"));
+  const dir = tempDir("berth-crds-");
   for (const [path, text] of Object.entries(files)) {
     mkdirSync(dirname(join(dir, path)), { recursive: true });
     writeFileSync(join(dir, path), text);
@@ -54,14 +56,14 @@ describe("the committed pins", () => {
   });
 
   it("a malformed pins file is refused naming the field", () => {
-    const dir = mkdtempSync(join(tmpdir(), "berth-pins-"));
+    const dir = tempDir("berth-pins-");
     const file = pins(dir, { sandbox: "not-a-hash", pool: sha256(POOL) });
     expect(() => pinnedCRDs(file)).toThrow(`${file}: sources[0].files[0].sha256: a sha256 in lowercase hex`);
   });
 });
 
 describe("from BERTH_UPSTREAM_CRDS", () => {
-  const pinsFile = pins(mkdtempSync(join(tmpdir(), "berth-pins-")));
+  const pinsFile = pins(tempDir("berth-pins-"));
 
   it("takes every pinned file from the folder", async () => {
     const folder = folderWith({ "agent-sandbox/sandboxes.yaml": SANDBOX, "agent-substrate/workerpools.yaml": POOL });
@@ -89,7 +91,7 @@ describe("from BERTH_UPSTREAM_CRDS", () => {
 });
 
 describe("downloaded into the cache", () => {
-  const pinsFile = pins(mkdtempSync(join(tmpdir(), "berth-pins-")));
+  const pinsFile = pins(tempDir("berth-pins-"));
   let served: Record<string, string> = {};
   const requests: string[] = [];
   let server: Server;
@@ -111,7 +113,7 @@ describe("downloaded into the cache", () => {
   it("downloads each file once, then reads the cache", async () => {
     served = upstream;
     requests.length = 0;
-    const cacheDir = mkdtempSync(join(tmpdir(), "berth-crd-cache-"));
+    const cacheDir = tempDir("berth-crd-cache-");
     const first = await upstreamCRDs({ folder: undefined, cacheDir, baseURL, pinsFile });
     expect(first).toMatchObject({ available: true, source: `${cacheDir} (2 of 2 files downloaded now, sha256 checked)`, dir: cacheDir });
     expect(readFileSync(join(cacheDir, "agent-substrate/workerpools.yaml"), "utf8")).toBe(POOL);
@@ -123,7 +125,7 @@ describe("downloaded into the cache", () => {
 
   it("a download that differs from its pin is an error naming the address, and nothing is cached", async () => {
     served = { ...upstream, [`/example/agent-sandbox/${COMMIT_A}/k8s/crds/sandboxes.yaml`]: "tampered" };
-    const cacheDir = mkdtempSync(join(tmpdir(), "berth-crd-cache-"));
+    const cacheDir = tempDir("berth-crd-cache-");
     await expect(upstreamCRDs({ folder: undefined, cacheDir, baseURL, pinsFile })).rejects.toThrow(
       `upstream CRD downloaded from ${baseURL}/example/agent-sandbox/${COMMIT_A}/k8s/crds/sandboxes.yaml: sha256 ${sha256("tampered")}`,
     );
@@ -132,7 +134,7 @@ describe("downloaded into the cache", () => {
 
   it("a file the server does not have leaves the CRDs unavailable, with the reason", async () => {
     served = { [`/example/agent-sandbox/${COMMIT_A}/k8s/crds/sandboxes.yaml`]: SANDBOX };
-    const cacheDir = mkdtempSync(join(tmpdir(), "berth-crd-cache-"));
+    const cacheDir = tempDir("berth-crd-cache-");
     expect(await upstreamCRDs({ folder: undefined, cacheDir, baseURL, pinsFile })).toEqual({
       available: false,
       reason: `upstream CRDs unavailable: BERTH_UPSTREAM_CRDS is not set and cannot download ${baseURL}/example/substrate/${COMMIT_B}/generated/workerpools.yaml (HTTP 404)`,
@@ -144,7 +146,7 @@ describe("downloaded into the cache", () => {
     await new Promise<void>((r) => closed.listen(0, "127.0.0.1", r));
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((r) => closed.close(() => r()));
-    const crds = await upstreamCRDs({ folder: undefined, cacheDir: mkdtempSync(join(tmpdir(), "berth-crd-cache-")), baseURL: `http://127.0.0.1:${port}`, pinsFile });
+    const crds = await upstreamCRDs({ folder: undefined, cacheDir: tempDir("berth-crd-cache-"), baseURL: `http://127.0.0.1:${port}`, pinsFile });
     expect(crds.available).toBe(false);
     expect(crds.available === false && crds.reason).toMatch(/^upstream CRDs unavailable: BERTH_UPSTREAM_CRDS is not set and cannot download http:\/\/127\.0\.0\.1:\d+\/example\/.+ \(connect ECONNREFUSED 127\.0\.0\.1:\d+\)$/);
   });
