@@ -7,13 +7,16 @@ const noneSkipped = process.argv.includes("--none-skipped");
 let passed = 0;
 let failed = 0;
 let skipped = 0;
+// A file whose setup failed reports its tests as skipped, not failed: count the file.
+let failedFiles = 0;
 for (const file of process.argv.slice(2).filter((a) => !a.startsWith("--"))) {
   const report = JSON.parse(readFileSync(file, "utf8"));
   passed += report.numPassedTests;
   failed += report.numFailedTests;
   skipped += report.numPendingTests + report.numTodoTests;
+  failedFiles += (report.testResults ?? []).filter((r) => r.status === "failed" && (r.assertionResults ?? []).every((a) => a.status !== "failed")).length;
 }
-console.log(`${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ""}`);
+console.log(`${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ""}${failedFiles > 0 ? `, ${failedFiles} test file(s) failed before their tests ran` : ""}`);
 if (noneSkipped && skipped > 0) {
   console.log("tests were skipped, but CI gives them every input they need");
   process.exitCode = 1;

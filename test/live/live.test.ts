@@ -121,14 +121,27 @@ async function reconcileSandbox(ns: string): Promise<"running" | "suspended"> {
     return "suspended";
   }
   if (!existing) {
+    // As a controller does, retry until admitted: Crossplane applies the workspace's objects
+    // in no particular order, so the Sandbox can exist before its ServiceAccount does.
     const template = sandbox.spec.podTemplate;
-    const res = await live.cluster.create({
-      apiVersion: "v1",
-      kind: "Pod",
-      metadata: { name: "workspace", namespace: ns, labels: template.metadata?.labels ?? {} },
-      spec: template.spec,
+    let last = "";
+    await waitFor(
+      `the pod from the Sandbox's podTemplate in ${ns} admitted`,
+      async () => {
+        const res = await live.cluster.create({
+          apiVersion: "v1",
+          kind: "Pod",
+          metadata: { name: "workspace", namespace: ns, labels: template.metadata?.labels ?? {} },
+          spec: template.spec,
+        });
+        last = `HTTP ${res.status}: ${res.body?.message ?? res.text}`;
+        return res.status === 201;
+      },
+      60_000,
+      1000,
+    ).catch((e) => {
+      throw new Error(`${e instanceof Error ? e.message : e}; last answer ${last}`);
     });
-    if (res.status !== 201) throw new Error(`the Sandbox's podTemplate was not admitted: HTTP ${res.status}: ${res.text}`);
   }
   return "running";
 }
