@@ -1,4 +1,4 @@
-// npm run bench [-- --json <file>] [--rounds N] [--quick] [--skip-build] [--no-peer] [--no-scaling] [--profile]
+// npm run bench [-- --json <file>] [--rounds N] [--quick] [--skip-build] [--no-peer] [--no-image] [--no-scaling] [--profile]
 //
 // Benchmarks function-berth as Crossplane runs it: the compiled function process, driven over
 // real gRPC on loopback, for a full DeveloperWorkspace in its steady state (every requirement
@@ -7,13 +7,16 @@
 //   floor  a no-op function on the same SDK and Node (bench/noop-function.ts): returns to(req);
 //   peer   crossplane-contrib/function-go-templating, pinned, built by bench/go-templating/build.sh,
 //          rendering the same objects from bench/go-templating/workspace.tmpl.
+// The function image (image/build.ts) is measured beside them as it ships: its own Node.js and
+// libraries, its ENTRYPOINT run in its unpacked root filesystem as 65532, with /proc mounted as a
+// container runtime would (needs root to chroot).
 // A third reference, floor+echo, is the no-op returning the observed objects as desired: a
 // response as large as Berth's, so the gap between the floors is the cost of that size.
 // Targets are measured in rounds, each round starting every process afresh in a rotated order,
 // and every figure printed is the median over rounds (ratios: the median of per-round ratios).
 // See bench/README.md.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
 import { dirname, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -22,7 +25,9 @@ import { isDeepStrictEqual } from "node:util";
 import type { RunFunctionRequest, RunFunctionResponse } from "@crossplane-org/function-sdk-typescript";
 import { latency, type Latency, median, memory, type Running, start, type Target, throughput } from "./load.js";
 import { profileBerth } from "./profile.js";
-import { SHIPPED_ENTRY, shippedNodeFlags } from "../test/support/shipped.js";
+import { SHIPPED_ENTRY, shippedNodeFlags, shippedRuntime } from "../image/shipped.js";
+import { buildFunctionImage, defaultImageName } from "../image/build.js";
+import { unpackImage } from "../image/oci.js";
 import { exponent, type Point } from "./scaling.js";
 import { EXECUTION_EXAMPLE, executionWorkspace, fullWorkspace, goTemplateInput, type Scenario, steadyState } from "./workload.js";
 
@@ -36,6 +41,7 @@ const { values: opts } = parseArgs({
     "no-scaling": { type: "boolean", default: false },
     profile: { type: "boolean", default: false },
     "node-flags": { type: "string" },
+    "no-image": { type: "boolean", default: false },
   },
   allowPositionals: false,
 });
@@ -82,6 +88,34 @@ if (!opts["no-peer"]) {
   }
 } else peerProblem = "skipped (--no-peer)";
 
+let image: { target: Target; digest: string; compressedBytes: number; uncompressedBytes: number; node: string } | undefined;
+let imageProblem: string | undefined;
+if (opts["no-image"]) imageProblem = "skipped (--no-image)";
+else if (process.getuid?.() !== 0) imageProblem = "not measured: running the image's root filesystem needs root";
+else {
+  log("== building the function image (image/build.ts) and unpacking its root filesystem");
+  try {
+    const built = await buildFunctionImage({ name: defaultImageName() });
+    const rootfs = `${cache}/bench/image-rootfs/${built.digest.slice("sha256:".length, 19)}`;
+    if (!existsSync(`${rootfs}/function`)) {
+      rmSync(rootfs, { recursive: true, force: true });
+      await unpackImage(built, rootfs);
+    }
+    const { entrypoint, workdir, user } = shippedRuntime();
+    const [uid, gid] = user.split(":");
+    const nodeVersion = sh("unshare", [`--root=${rootfs}`, "/nodejs/bin/node", "--version"], "the image's node --version").stdout.trim();
+    image = {
+      target: { key: "image", label: `berth, image (Node ${nodeVersion}, chroot)`, command: "unshare", args: ["--mount", "--mount-proc", `--root=${rootfs}`, `--wd=${workdir}`, `--setuid=${uid}`, `--setgid=${gid}`, ...entrypoint] },
+      digest: built.digest,
+      compressedBytes: built.size,
+      uncompressedBytes: built.layers.reduce((n, l) => n + l.uncompressedSize, 0),
+      node: nodeVersion,
+    };
+  } catch (err) {
+    imageProblem = `not measured: ${(err as Error).message}`;
+  }
+}
+
 const PEER_VERSION = /^VERSION=(\S+)/m.exec(readFileSync("bench/go-templating/build.sh", "utf8"))?.[1] ?? "?";
 
 // ---- requests -------------------------------------------------------------------------------
@@ -122,6 +156,7 @@ const targets: Target[] = [
   { key: "floor", label: "floor (no-op, same SDK)", command: node, args: [NOOP_BUNDLE], nodeFlags },
   { key: "echo", label: "floor+echo (no-op, Berth-sized reply)", command: node, args: [NOOP_BUNDLE], env: { BERTH_NOOP_ECHO: "1" }, nodeFlags },
   { key: "berth", label: "berth", command: node, args: [berthEntry], nodeFlags },
+  ...(image ? [image.target] : []),
   ...(peerBin ? [{ key: "peer", label: `peer (go-templating ${PEER_VERSION})`, command: peerBin, args: [] }] : []),
 ];
 
@@ -158,9 +193,9 @@ async function measureTarget(t: Target): Promise<RoundResult> {
   const r: Running = await start(t, dev.bytes);
   try {
     if (t.key === "peer" && peerCheck === undefined) peerCheck = compareRender(r.first);
-    if (t.key === "berth") {
+    if (t.key === "berth" || t.key === "image") {
       const c = compareRender(r.first);
-      if (c.same !== c.total) throw new Error(`the berth process rendered differently from the in-process render: ${c.different.join(", ")}`);
+      if (c.same !== c.total) throw new Error(`the ${t.key} process rendered differently from the in-process render: ${c.different.join(", ")}`);
     }
     await throughput(r, dev.bytes, CONCURRENCY, PHASE.warmupMs);
     await latency(r, dev.bytes, 200, PHASE.warmupMs);
@@ -215,8 +250,8 @@ const points: Point[] = inproc?.scaling ?? [];
 
 type Key = "startupMs" | "p50" | "p99" | "rps" | "hwmMb" | "idleRssMb";
 const med = (key: string, f: Key) => median(results[key]!.map((r) => r[f]));
-/** Median over rounds of berth/ref (for rps: how many times more requests per second Berth serves). */
-const ratio = (ref: string, f: Key) => (results[ref] ? median(results.berth!.map((b, i) => b[f] / results[ref]![i]![f])) : NaN);
+/** Median over rounds of of/ref, of = berth unless given (for rps: how many times more requests per second Berth serves). */
+const ratio = (ref: string, f: Key, of = "berth") => (results[ref] && results[of] ? median(results[of]!.map((b, i) => b[f] / results[ref]![i]![f])) : NaN);
 
 const fmt = (x: number, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : "n/a");
 const rows: string[] = [];
@@ -247,16 +282,22 @@ if (exec) {
   rows.push(line("berth, ExecutionWorkspace", [fmt(median(results.berth!.map((r) => r.exec!.p50)), 3), fmt(median(results.berth!.map((r) => r.exec!.p99)), 3), fmt(median(results.berth!.map((r) => r.exec!.rps)), 0), "", "", ""]));
 }
 rows.push("");
-const ratioRow = (ref: string, label: string) =>
-  rows.push(line(label, [`${fmt(ratio(ref, "p50"))}x`, `${fmt(ratio(ref, "p99"))}x`, `${fmt(ratio(ref, "rps"))}x`, `${fmt(ratio(ref, "startupMs"))}x`, `${fmt(ratio(ref, "hwmMb"))}x`, `${fmt(ratio(ref, "idleRssMb"))}x`]));
+const ratioRow = (ref: string, label: string, of = "berth") =>
+  rows.push(line(label, [`${fmt(ratio(ref, "p50", of))}x`, `${fmt(ratio(ref, "p99", of))}x`, `${fmt(ratio(ref, "rps", of))}x`, `${fmt(ratio(ref, "startupMs", of))}x`, `${fmt(ratio(ref, "hwmMb", of))}x`, `${fmt(ratio(ref, "idleRssMb", of))}x`]));
 ratioRow("floor", "berth / floor");
 ratioRow("echo", "berth / floor+echo");
 if (results.peer) ratioRow("peer", "berth / peer");
+if (results.image) ratioRow("berth", "image / berth (host Node)", "image");
 rows.push("(latency, start-up, RSS: lower is better, so < 1x beats the reference; req/s: higher is better, so > 1x does)");
 rows.push("");
 if (peerBin && peerCheck) {
   rows.push(`peer render: ${peerCheck.same} of ${peerCheck.total} composed resources identical to Berth's${peerCheck.different.length ? ` (different: ${peerCheck.different.join(", ")})` : ""}`);
 } else rows.push(`peer: not measured: ${peerProblem ?? "unknown"}`);
+rows.push(
+  image
+    ? `image: ${image.digest}, ${fmt(image.compressedBytes / 1e6, 1)} MB compressed, ${fmt(image.uncompressedBytes / 1e6, 1)} MB uncompressed; Node ${image.node} from image/sources.yaml against the host's ${process.version}`
+    : `image: ${imageProblem}`,
+);
 rows.push(`ExecutionWorkspace: ${exec ? `measured (${exec.rendered} composed resources, request ${fmt(exec.bytes.length / 1024, 1)} KiB)` : execProblem}`);
 
 const p50Floor = ratio("floor", "p50");
@@ -350,7 +391,18 @@ const json = {
   peak_rss_ratio_to_floor: ratio("floor", "hwmMb"),
   peak_rss_ratio_to_peer: results.peer ? ratio("peer", "hwmMb") : null,
   targets: Object.fromEntries(checks.map((c) => [c.name, c.ok ?? null])),
-  references: { floor: summary("floor"), floor_echo: summary("echo"), peer: summary("peer"), berth: summary("berth") },
+  references: { floor: summary("floor"), floor_echo: summary("echo"), peer: summary("peer"), berth: summary("berth"), image: summary("image") },
+  image: image
+    ? {
+        digest: image.digest,
+        compressed_bytes: image.compressedBytes,
+        uncompressed_bytes: image.uncompressedBytes,
+        node: image.node,
+        startup_ms: med("image", "startupMs"),
+        startup_ratio_to_host_bundle: ratio("berth", "startupMs", "image"),
+        peak_rss_ratio_to_host_bundle: ratio("berth", "hwmMb", "image"),
+      }
+    : { problem: imageProblem },
   peer: peerBin ? { version: PEER_VERSION, binary: peerBin, identical_objects: peerCheck?.same, objects: peerCheck?.total, different: peerCheck?.different } : { problem: peerProblem },
   execution_workspace: exec
     ? {

@@ -6,11 +6,12 @@
 //      `-o` holding the previous reconcile's objects;
 //   2. `crossplane resource validate` accepts every rendered object, against Berth's XRDs and
 //      the upstream CRDs pinned in test/upstream-crds.yaml;
-//   3. `crossplane xpkg build` builds both packages (no container engine needed).
+//   3. `crossplane xpkg build` builds both packages (no container engine needed), the Function
+//      package with the runtime image image/build.ts builds embedded in it.
 //     tsx test/conformance/crossplane-cli.ts [--update] [--json <file>]
 //   (--update rewrites the golden files; --json writes the pass and fail counts)
 import { execFileSync } from "node:child_process";
-import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { renderConverged } from "../../functions/berth/local-render.js";
@@ -20,6 +21,9 @@ import { RENDER_EXAMPLES } from "../render-examples.js";
 import { startFunction } from "../support/function-process.js";
 import { upstreamCRDs } from "../support/upstream-crds.js";
 import { findBinDir } from "./controlplane/controlplane.js";
+import { buildFunctionImage, defaultImageName } from "../../image/build.js";
+import { embeddedImageProblems } from "../../image/xpkg.js";
+import { SHIPPED_ENTRY } from "../../image/shipped.js";
 
 const bin = findBinDir();
 const cli = join(bin, "crossplane-cli");
@@ -110,8 +114,18 @@ mkdirSync(configurationRoot);
 for (const p of ["crossplane.yaml", "apis", "compositions", "examples"]) cpSync(p, join(configurationRoot, basename(p)), { recursive: true });
 const configuration = run(["xpkg", "build", "-f", configurationRoot, "--examples-root", join(configurationRoot, "examples"), "-o", join(dir, "configuration-berth.xpkg")]);
 outcome(configuration.ok, "crossplane xpkg build: configuration-berth", configuration.out);
-const fnPackage = run(["xpkg", "build", "-f", "package", "-o", join(dir, "function-berth.xpkg")]);
-outcome(fnPackage.ok, "crossplane xpkg build: function-berth", fnPackage.out);
+// The Function package carries its runtime image: the one image/build.ts builds without Docker.
+if (!existsSync(SHIPPED_ENTRY)) execFileSync("npm", ["run", "-s", "bundle"], { stdio: "inherit" });
+const image = await buildFunctionImage({ name: defaultImageName() });
+const imageTarball = join(dir, "function-berth.oci.tar");
+writeFileSync(imageTarball, image.archive);
+const fnXpkg = join(dir, "function-berth.xpkg");
+const fnPackage = run(["xpkg", "build", "-f", "package", `--embed-runtime-image-tarball=${imageTarball}`, "-o", fnXpkg]);
+outcome(fnPackage.ok, `crossplane xpkg build: function-berth, with the runtime image ${image.digest} embedded`, fnPackage.out);
+if (fnPackage.ok) {
+  const problems = await embeddedImageProblems(readFileSync(fnXpkg), image);
+  outcome(problems.length === 0, "function-berth.xpkg: the image's layers and ENTRYPOINT, plus one package layer", problems.join("\n"));
+}
 
 console.log(`${passed} passed, ${failed} failed`);
 // --json <file>: the counts in the shape of vitest's JSON report, for .ci/summary.mjs.

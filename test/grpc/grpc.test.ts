@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXECUTION_CASES } from "../execution-cases.js";
 import { CASES, expected } from "../cases.js";
 import { connect, type FunctionProcess, type RunFunctionClient, startFunction } from "../support/function-process.js";
-import { SHIPPED_ENTRY, shippedNodeFlags } from "../support/shipped.js";
+import { SHIPPED_ENTRY, shippedNodeFlags } from "../../image/shipped.js";
 import { tempDirs } from "../support/temp.js";
 import { makeTestPKI } from "../support/tls.js";
 

@@ -4,7 +4,7 @@
 // no pod ever pulls.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { accountFiles, buildImage, type BuiltImage, type ImageSpec } from "../conformance/controlplane/oci.js";
+import { accountFiles, buildImage, type BuiltImage, type ImageSpec } from "../../image/oci.js";
 
 /** The uid and gid every image runs as (distroless's nonroot), and the workspace profile's user. */
 export const NONROOT = 65532;

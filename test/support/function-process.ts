@@ -28,15 +28,19 @@ export interface FunctionProcess {
 
 /**
  * Starts function-berth as its own process with the standard flags, the way Crossplane's
- * package runtime starts it. `entry` is the compiled main.js, or main.ts run through tsx.
+ * package runtime starts it. `entry` is the compiled main.js, or main.ts run through tsx;
+ * `command` replaces the host's Node and the entry altogether (the image's ENTRYPOINT run in its
+ * root filesystem), and then `tlsDir` is a path as that command sees it. `env` replaces the
+ * environment (default: this process's).
  */
-export async function startFunction(opts: { insecure?: boolean; tlsDir?: string; entry?: string; nodeFlags?: string[] } = {}): Promise<FunctionProcess> {
+export async function startFunction(opts: { insecure?: boolean; tlsDir?: string; entry?: string; nodeFlags?: string[]; command?: string[]; env?: NodeJS.ProcessEnv } = {}): Promise<FunctionProcess> {
   const port = await freePort();
   const address = `127.0.0.1:${port}`;
   const entry = opts.entry ?? "functions/berth/main.ts";
-  const node = [...(opts.nodeFlags ?? []), ...(entry.endsWith(".ts") ? ["--import", "tsx", entry] : [entry])];
+  const node = [process.execPath, ...(opts.nodeFlags ?? []), ...(entry.endsWith(".ts") ? ["--import", "tsx", entry] : [entry])];
+  const [file, ...args] = opts.command ?? node;
   const flags = ["--address", address, ...(opts.insecure ? ["--insecure"] : ["--tls-server-certs-dir", opts.tlsDir!])];
-  const child = spawn(process.execPath, [...node, ...flags], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(file!, [...args, ...flags], { stdio: ["ignore", "pipe", "pipe"], env: opts.env ?? process.env });
   let output = "";
   child.stdout!.on("data", (d) => (output += d));
   child.stderr!.on("data", (d) => (output += d));

@@ -11,20 +11,19 @@
 //
 // As a command it prints the folder that holds them (for shell scripts), or exits 1 with the reason:
 //   npx tsx test/support/upstream-crds.ts
-import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
 import { z } from "zod";
+import { DownloadFailed, fetchPinned, sha256Hex } from "../../image/pinned.js";
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 export const PINS_FILE = join(REPO, "test/upstream-crds.yaml");
 const DEFAULT_CACHE = join(REPO, ".cache/upstream-crds");
 const GITHUB_RAW = "https://raw.githubusercontent.com";
-const DOWNLOAD_TIMEOUT_MS = 30_000;
 
-const sha256Hex = z.string().regex(/^[0-9a-f]{64}$/, "a sha256 in lowercase hex");
+const sha256Pin = z.string().regex(/^[0-9a-f]{64}$/, "a sha256 in lowercase hex");
 const pinsSchema = z.strictObject({
   sources: z
     .array(
@@ -32,7 +31,7 @@ const pinsSchema = z.strictObject({
         repository: z.string().regex(/^[\w.-]+\/[\w.-]+$/, "owner/name"),
         commit: z.string().regex(/^[0-9a-f]{40}$/, "a full commit hash"),
         folder: z.string().regex(/^[a-z0-9-]+$/),
-        files: z.array(z.strictObject({ kind: z.string().min(1), path: z.string().min(1), sha256: sha256Hex })).min(1),
+        files: z.array(z.strictObject({ kind: z.string().min(1), path: z.string().min(1), sha256: sha256Pin })).min(1),
       }),
     )
     .min(1),
@@ -83,8 +82,6 @@ export interface UpstreamCRDOptions {
   pinsFile?: string;
 }
 
-const sha256Of = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
-
 function mismatch(where: string, pin: PinnedCRD, actual: string): Error {
   return new Error(`upstream CRD ${where}: sha256 ${actual}, but ${pin.repository}@${pin.commit.slice(0, 12)} ${pin.path} is pinned at ${pin.sha256} (test/upstream-crds.yaml)`);
 }
@@ -92,19 +89,6 @@ function mismatch(where: string, pin: PinnedCRD, actual: string): Error {
 function found(dir: string, pins: PinnedCRD[], source: string): UpstreamCRDs {
   const paths = pins.map((p) => join(dir, p.file));
   return { available: true, source, dir, byKind: Object.fromEntries(pins.map((p, i) => [p.kind, paths[i]!])), paths };
-}
-
-async function download(url: string): Promise<Uint8Array> {
-  const res = await fetch(url, { signal: AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS) });
-  if (!res.ok) throw new Error(`HTTP ${res.status}`);
-  return new Uint8Array(await res.arrayBuffer());
-}
-
-/** A network failure's innermost cause ("getaddrinfo EAI_AGAIN raw.githubusercontent.com"). */
-function causeOf(e: unknown): string {
-  let err = e as { message?: string; cause?: unknown };
-  while (err?.cause) err = err.cause as typeof err;
-  return err?.message ?? String(e);
 }
 
 export async function upstreamCRDs(options: UpstreamCRDOptions = {}): Promise<UpstreamCRDs> {
@@ -116,7 +100,7 @@ export async function upstreamCRDs(options: UpstreamCRDOptions = {}): Promise<Up
     for (const pin of pins) {
       const path = join(dir, pin.file);
       if (!existsSync(path)) throw new Error(`upstream CRD ${path}: missing from BERTH_UPSTREAM_CRDS=${folder} (${pin.kind}, ${pin.repository} ${pin.path})`);
-      const actual = sha256Of(readFileSync(path));
+      const actual = sha256Hex(readFileSync(path));
       if (actual !== pin.sha256) throw mismatch(path, pin, actual);
     }
     return found(dir, pins, `BERTH_UPSTREAM_CRDS=${folder} (${pins.length} files, sha256 checked)`);
@@ -124,30 +108,20 @@ export async function upstreamCRDs(options: UpstreamCRDOptions = {}): Promise<Up
 
   const cache = options.cacheDir ?? DEFAULT_CACHE;
   const base = options.baseURL ?? GITHUB_RAW;
-  let downloaded = 0;
   const results = await Promise.all(
-    pins.map(async (pin): Promise<string | undefined> => {
-      const path = join(cache, pin.file);
-      if (existsSync(path) && sha256Of(readFileSync(path)) === pin.sha256) return undefined;
-      const url = `${base}/${pin.repository}/${pin.commit}/${pin.path}`;
-      let bytes: Uint8Array;
+    pins.map(async (pin) => {
       try {
-        bytes = await download(url);
+        const url = `${base}/${pin.repository}/${pin.commit}/${pin.path}`;
+        const describe = `${pin.repository}@${pin.commit.slice(0, 12)} ${pin.path} (test/upstream-crds.yaml)`;
+        return await fetchPinned({ url, sha256: pin.sha256, path: join(cache, pin.file), describe });
       } catch (e) {
-        return `cannot download ${url} (${causeOf(e)})`;
+        if (e instanceof DownloadFailed) return e.message;
+        throw new Error(`upstream CRD ${(e as Error).message}`);
       }
-      const actual = sha256Of(bytes);
-      if (actual !== pin.sha256) throw mismatch(`downloaded from ${url}`, pin, actual);
-      // Written beside and renamed, so a suite running in parallel never reads half a file.
-      mkdirSync(dirname(path), { recursive: true });
-      const partial = `${path}.${process.pid}.partial`;
-      writeFileSync(partial, bytes);
-      renameSync(partial, path);
-      downloaded++;
-      return undefined;
     }),
   );
-  const failure = results.find((r) => r !== undefined);
+  const downloaded = results.filter((r) => typeof r !== "string" && r.downloaded).length;
+  const failure = results.find((r) => typeof r === "string");
   if (failure) return { available: false, reason: `upstream CRDs unavailable: BERTH_UPSTREAM_CRDS is not set and ${failure}` };
   return found(cache, pins, `${cache} (${downloaded} of ${pins.length} files downloaded now, sha256 checked)`);
 }

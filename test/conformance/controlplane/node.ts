@@ -16,7 +16,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { findBinDir, freePort, issueCert, kubeconfigYAML, readVersions, type ControlPlane } from "./controlplane.js";
 import { HOST_PATHS, isMountPoint, KUBELET_SYSCTLS, loadRecord, readSysctls, run, saveRecord, undoHost, cgroupHierarchies, type HostRecord } from "./node-host.js";
-import type { BuiltImage } from "./oci.js";
+import type { BuiltImage } from "../../../image/oci.js";
 import { ProcessSet, type Proc } from "./processes.js";
 
 export const NODE_NAME = "berth-node";

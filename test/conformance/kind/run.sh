@@ -78,7 +78,7 @@ log "building and pushing the packages"
 rm -f "$work"/*.xpkg
 "$crossplane" xpkg build --package-root package --embed-runtime-image "$image" -o "$work/function-berth.xpkg"
 "$crossplane" xpkg build --package-root . --examples-root examples \
-  --ignore 'functions/*,test/*,node_modules/*,package/*,bench/*,admission/*,.cache/*,.ci/*' -o "$work/configuration-berth.xpkg"
+  --ignore 'functions/*,test/*,node_modules/*,package/*,image/*,bench/*,admission/*,.cache/*,.ci/*' -o "$work/configuration-berth.xpkg"
 "$crossplane" xpkg push -f "$work/function-berth.xpkg" "localhost:5001/berth/function-berth:$tag"
 "$crossplane" xpkg push -f "$work/configuration-berth.xpkg" "localhost:5001/berth/configuration-berth:$tag"
 

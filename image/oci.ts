@@ -5,8 +5,10 @@
 // entry, entries sorted, gzip without a timestamp, a fixed creation date): the same inputs give
 // the same digest.
 import { createHash } from "node:crypto";
-import { gzipSync } from "node:zlib";
-import { pack, type Header } from "tar-stream";
+import { chmodSync, lchownSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { gunzipSync, gzipSync } from "node:zlib";
+import { extract, pack, type Header } from "tar-stream";
 
 type Headers = Partial<Header> & Pick<Header, "name">;
 
@@ -67,7 +69,7 @@ export interface BuiltImage {
   digest: string;
   config: Blob;
   manifest: Blob;
-  layers: (Blob & { diffID: string })[];
+  layers: (Blob & { diffID: string; uncompressedSize: number })[];
   /** The compressed size of everything: config, manifest and layers. */
   size: number;
   /** The OCI image-layout archive (also with Docker's manifest.json). */
@@ -148,7 +150,7 @@ export async function buildImage(spec: ImageSpec): Promise<BuiltImage> {
     spec.layers.map(async (l) => {
       const tar = await layerTar(l);
       // level 9 and no file name or mtime in the gzip header: deterministic for a given zlib.
-      return { ...blob(gzipSync(tar, { level: 9 })), diffID: sha256(tar) };
+      return { ...blob(gzipSync(tar, { level: 9 })), diffID: sha256(tar), uncompressedSize: tar.length };
     }),
   );
   const config = blob(
@@ -158,7 +160,7 @@ export async function buildImage(spec: ImageSpec): Promise<BuiltImage> {
       os: "linux",
       config: spec.config,
       rootfs: { type: "layers", diff_ids: layers.map((l) => l.diffID) },
-      history: layers.map(() => ({ created: EPOCH.toISOString(), created_by: "berth test/conformance/controlplane/oci.ts" })),
+      history: layers.map(() => ({ created: EPOCH.toISOString(), created_by: "berth image/oci.ts" })),
     }),
   );
   const manifest = blob(
@@ -204,4 +206,38 @@ export function accountFiles(users: { name: string; uid: number; gid: number; ho
     { path: "/etc/passwd", content: `${passwd.join("\n")}\n` },
     { path: "/etc/group", content: `${group.join("\n")}\n` },
   ];
+}
+
+/**
+ * Unpacks the image's layers, in order, into `dir` (which must be empty or absent): the root
+ * filesystem a container of the image would see. Berth's own images have no whiteouts, so none
+ * are handled. Owners are kept when running as root.
+ */
+export async function unpackImage(image: BuiltImage, dir: string): Promise<void> {
+  const asRoot = process.getuid?.() === 0;
+  mkdirSync(dir, { recursive: true });
+  for (const layer of image.layers) {
+    const ex = extract();
+    const done = new Promise<void>((resolve, reject) => {
+      ex.on("entry", (h, stream, next) => {
+        const path = join(dir, h.name);
+        if (!path.startsWith(`${dir}/`)) return reject(new Error(`layer entry ${h.name} escapes the root`));
+        const chunks: Buffer[] = [];
+        stream.on("data", (c: unknown) => chunks.push(c as Buffer));
+        stream.on("end", () => {
+          if (h.type === "directory") mkdirSync(path, { recursive: true, mode: h.mode });
+          else if (h.type === "symlink") symlinkSync(h.linkname!, path);
+          else writeFileSync(path, Buffer.concat(chunks), { mode: h.mode });
+          if (h.type !== "symlink") chmodSync(path, h.mode ?? 0o644);
+          if (asRoot) lchownSync(path, h.uid ?? 0, h.gid ?? 0);
+          next();
+        });
+        stream.resume();
+      });
+      ex.on("finish", resolve);
+      ex.on("error", reject);
+    });
+    ex.end(gunzipSync(layer.bytes));
+    await done;
+  }
 }
