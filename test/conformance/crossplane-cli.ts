@@ -124,7 +124,7 @@ const fnPackage = run(["xpkg", "build", "-f", "package", `--embed-runtime-image-
 outcome(fnPackage.ok, `crossplane xpkg build: function-berth, with the runtime image ${image.digest} embedded`, fnPackage.out);
 if (fnPackage.ok) {
   const problems = await embeddedImageProblems(readFileSync(fnXpkg), image);
-  outcome(problems.length === 0, "function-berth.xpkg: the image's layers and ENTRYPOINT, plus one package layer", problems.join("\n"));
+  outcome(problems.length === 0, "function-berth.xpkg: the image's layers and ENTRYPOINT, then the package's own layers", problems.join("\n"));
 }
 
 console.log(`${passed} passed, ${failed} failed`);

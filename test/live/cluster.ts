@@ -1,6 +1,7 @@
 // The live cluster: the conformance control plane with a real worker node joined to it
 // (test/conformance/controlplane/node.ts), cluster DNS as a real CoreDNS pod, the harness's
-// loop-device volume provisioner and Berth's function, installed as an operator would.
+// loop-device volume provisioner and Berth's function, running as a pod from the image that ships
+// (test/live/function-pod.ts), installed as an operator would.
 //
 //   const live = await startLiveCluster();     // needs root, build.sh --node
 //   ... live.kubeconfig, live.node.exec(...) ...
@@ -8,6 +9,7 @@
 //
 // A harness that was killed leaves a run folder behind; the next start undoes it first
 // (cleanupLeftovers), so a second run starts from the same state.
+import { execFileSync } from "node:child_process";
 import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,6 +20,9 @@ import { createNodeNetwork, findNodeBinDir, nodePreflight, startNode, type Node,
 import { Cluster, installBerth, REPO } from "../conformance/setup.js";
 import { upstreamCRDs } from "../support/upstream-crds.js";
 import { buildLiveImages, LIVE_IMAGES } from "./images.js";
+import { buildFunctionImage, defaultImageName } from "../../image/build.js";
+import { deployFunctionPod, type FunctionPod, pushFunctionPackage } from "./function-pod.js";
+import { startRegistry } from "./registry.js";
 
 /** The StorageClass whose volumes the loop provisioner makes: exactly the requested size, enforced on write. */
 export const LOOP_STORAGE_CLASS = "loop-ext4";
@@ -28,6 +33,8 @@ export interface LiveCluster {
   node: Node;
   network: NodeNetwork;
   provisioner: LoopProvisioner;
+  /** Berth's function, running as a pod from the image that ships. */
+  functionPod: FunctionPod;
   kubeconfig: string;
   cluster: Cluster;
   /** The API server's address and port, as pods reach it after kube-proxy's DNAT. */
@@ -190,10 +197,20 @@ export async function startLiveCluster(opts: { log?: (m: string) => void } = {})
   try {
     // The images trust the cluster CA, which exists once the control plane does.
     t = Date.now();
+    // The function runs from the image that ships, built from its pinned sources and the bundle,
+    // embedded in the Function package and pulled by the node from the harness's registry.
+    t = Date.now();
+    const registry = await startRegistry({ dir: join(runDir, "registry"), address: network.hostIP, binDir: nodeBin, ca: { caCrt: join(cp.pkiDir, "ca.crt"), caKey: join(cp.pkiDir, "ca.key") }, log });
+    cp.onStop(() => registry.stop());
+    execFileSync("npm", ["run", "-s", "bundle"], { cwd: REPO, stdio: "inherit" });
+    const functionImage = await buildFunctionImage({ name: defaultImageName() });
+    const functionPackage = await pushFunctionPackage(cp, registry, functionImage, runDir);
+    log(`function package ${functionPackage.ref} (${functionPackage.digest}) pushed in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    t = Date.now();
     const images = await buildLiveImages(nodeBin, readFileSync(join(cp.pkiDir, "ca.crt"), "utf8"));
     log(`built ${images.length} images in ${Date.now() - t} ms: ${images.map((i) => `${i.name} ${(i.archive.length / 1e6).toFixed(1)} MB`).join(", ")}`);
     t = Date.now();
-    node = await startNode(cp, network, { images, pauseImage: LIVE_IMAGES.pause, binDir: nodeBin, log });
+    node = await startNode(cp, network, { images, pauseImage: LIVE_IMAGES.pause, binDir: nodeBin, registries: [registry], log });
     log(`node joined in ${((Date.now() - t) / 1000).toFixed(1)} s`);
     cp.onStop(async () => {
       await provisioner?.stop();
@@ -212,8 +229,7 @@ export async function startLiveCluster(opts: { log?: (m: string) => void } = {})
       allowVolumeExpansion: false,
     } as any);
     for (const o of corednsManifests(network.dnsIP)) await cluster.apply(o as any);
-    const fn = await cp.startFunction({ name: "function-berth", command: process.execPath, args: ["--import", "tsx", "functions/berth/main.ts"], cwd: REPO });
-    log(`function-berth on 127.0.0.1:${fn.port}; log ${fn.logFile}`);
+    const functionPod = await deployFunctionPod(cp, cluster, network, functionPackage, join(runDir, "function-pod-tls"), log);
     await installBerth(cluster, log);
     await cp.kube.waitFor(
       "CoreDNS ready",
@@ -230,6 +246,7 @@ export async function startLiveCluster(opts: { log?: (m: string) => void } = {})
       node,
       network,
       provisioner,
+      functionPod,
       kubeconfig: cp.kubeconfig,
       cluster,
       apiServer: { host: server.hostname, port: Number(server.port) },

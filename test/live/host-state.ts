@@ -7,6 +7,8 @@ import { cgroupHierarchies, HOST_PATHS, KUBELET_SYSCTLS, mountPoints, readSysctl
 export interface HostState {
   netns: string[];
   links: string[];
+  /** Every IPv4 route in every table (the harness routes a function Service address to the node). */
+  routes: string[];
   /** `table chain` for every iptables chain (IPv4 and IPv6). */
   iptablesChains: string[];
   /** Rules per table, counted: a node's rules in a built-in chain must go too. */
@@ -22,7 +24,7 @@ export interface HostState {
   processes: string[];
 }
 
-const NODE_PROGRAMS = /^(kubelet|kube-proxy|kube-router|kube-scheduler|kube-apiserver|kube-controller-manager|etcd|containerd|containerd-shim-runc-v2|runc|coredns|crossplane|workspace-probe|git-server|pause)$/;
+const NODE_PROGRAMS = /^(kubelet|kube-proxy|kube-router|kube-scheduler|kube-apiserver|kube-controller-manager|etcd|containerd|containerd-shim-runc-v2|runc|coredns|crossplane|workspace-probe|git-server|pause|registry-[\d.]+)$/;
 
 async function lines(cmd: string, args: string[]): Promise<string[]> {
   const { stdout } = await run(cmd, args, { allowFailure: true });
@@ -60,6 +62,7 @@ export async function readHostState(): Promise<HostState> {
   return {
     netns: (await lines("ip", ["netns", "list"])).map((l) => l.split(" ")[0]!).sort(),
     links: (await lines("ip", ["-o", "link", "show"])).map((l) => l.split(": ")[1]!.split("@")[0]!).sort(),
+    routes: (await lines("ip", ["-4", "route", "show", "table", "all"])).sort(),
     iptablesChains: [...v4.chains, ...v6.chains],
     iptablesRules: { ...v4.rules, ...v6.rules },
     ipsets: (await lines("ipset", ["list", "-n"])).sort(),

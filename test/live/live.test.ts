@@ -12,6 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { issueCert } from "../conformance/controlplane/controlplane.js";
 import { condition, sleep, waitFor, type Obj } from "../conformance/setup.js";
 import { startLiveCluster, type LiveCluster } from "./cluster.js";
+import { FUNCTION_NAME, FUNCTION_NAMESPACE } from "./function-pod.js";
+import { shippedRuntime } from "../../image/shipped.js";
 import {
   CONTROL_NS,
   developerWorkspace,
@@ -208,6 +210,30 @@ const devPod = async (): Promise<Where> => ({ ns: DEV.ns, pod: await jobPod(DEV.
 const kubePod = async (): Promise<Where> => ({ ns: KUBE.ns, pod: await jobPod(KUBE.ns), container: "runtime" });
 const sessionPod: Where = { ns: SESSION.ns, pod: "workspace", container: "runtime" };
 const ip = (ns: string, name: string) => podIPs[`${ns}/${name}`]!;
+
+describe("Berth's function on the node", () => {
+  it("runs as a pod of the Function package pulled from the registry, as 65532 with the image's ENTRYPOINT, and Crossplane calls it over TLS through its Service", async () => {
+    const { package: pkg, endpoint } = live.functionPod;
+    const pods = await live.cp.kube.list<Obj>("v1", "Pod", FUNCTION_NAMESPACE, `pkg.crossplane.io/function=${FUNCTION_NAME}`);
+    expect(pods.length).toBe(1);
+    const fnPod = pods[0]! as any;
+    const status = fnPod.status.containerStatuses[0];
+    expect(status.ready).toBe(true);
+    // What containerd runs is what the registry holds under the package's reference (the
+    // package's layers are the image's plus package.yaml: test/conformance/crossplane-cli.ts).
+    expect(status.image).toBe(pkg.ref);
+    expect(status.imageID).toBe(`${pkg.ref.slice(0, pkg.ref.lastIndexOf(":"))}@${pkg.digest}`);
+    // Its process, read on the host: the image's ENTRYPOINT, as uid 65532.
+    const pid = await live.node.containerPid(FUNCTION_NAMESPACE, fnPod.metadata.name, "package-runtime");
+    expect(readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean)).toEqual(shippedRuntime().entrypoint);
+    expect(readFileSync(`/proc/${pid}/status`, "utf8")).toMatch(/^Uid:\s+65532\s+65532\s+65532\s+65532$/m);
+    // Crossplane dials the Service's ClusterIP, and the workspace it composed through it is Synced.
+    const revision = (await live.cp.kube.list<any>("pkg.crossplane.io/v1", "FunctionRevision", undefined, `pkg.crossplane.io/package=${FUNCTION_NAME}`))[0];
+    expect(revision.status.endpoint).toBe(endpoint);
+    const xr = await live.cluster.get("workspaces.berth.dev/v1alpha1", "DeveloperWorkspace", `${DEV.id}-xr`);
+    expect(condition(xr!, "Synced")?.status).toBe("True");
+  });
+});
 
 describe("a DeveloperWorkspace's Job pod", () => {
   it("is admitted under Pod Security restricted, which refuses a privileged pod there and not in the control namespace", async () => {

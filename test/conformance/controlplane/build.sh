@@ -12,7 +12,8 @@
 #   ${BERTH_CACHE:-$HOME/.cache/berth}/bin/<tag>/crossplane-crds/*.yaml
 #   ${BERTH_CACHE:-$HOME/.cache/berth}/bin/<tag>/paths.env  (KEY=VALUE)
 #   --node: ${BERTH_CACHE:-$HOME/.cache/berth}/bin/node-<nodetag>/{kubelet,kube-scheduler,
-#       kube-proxy,containerd,containerd-shim-runc-v2,ctr,runc,crictl,kube-router,coredns}
+#       kube-proxy,containerd,containerd-shim-runc-v2,ctr,runc,crictl,kube-router,coredns,
+#       registry-<DISTRIBUTION_VERSION>}
 #       and programs/{pause,workspace-probe,checkout,git-server} (rebuilt every time: they are
 #       the project's own code)
 # A binary already present is not rebuilt (delete it, or pass --force).
@@ -129,6 +130,7 @@ if [ "$node" = 1 ]; then
   pinned "$here/go/crictl" sigs.k8s.io/cri-tools "v$CRICTL_VERSION"
   pinned "$here/go/kube-router" github.com/cloudnativelabs/kube-router/v2 "v$KUBE_ROUTER_VERSION"
   pinned "$here/go/coredns" github.com/coredns/coredns "v$COREDNS_VERSION"
+  pinned "$here/go/distribution" github.com/distribution/distribution/v3 "v$DISTRIBUTION_VERSION"
 fi
 
 build etcd "$here/go/etcd" berth.dev/conformance/controlplane/etcd
@@ -190,6 +192,9 @@ if [ "$node" = 1 ]; then
   out="$nodebin" build kube-router "$here/go/kube-router" github.com/cloudnativelabs/kube-router/v2/cmd/kube-router \
     "-X github.com/cloudnativelabs/kube-router/v2/pkg/version.Version=v$KUBE_ROUTER_VERSION"
   out="$nodebin" build coredns "$here/go/coredns" github.com/coredns/coredns
+  # Named with its version, so that a new pin builds a new binary in the same node folder.
+  out="$nodebin" build "registry-$DISTRIBUTION_VERSION" "$here/go/distribution" github.com/distribution/distribution/v3/cmd/registry \
+    "-X github.com/distribution/distribution/v3/version.version=v$DISTRIBUTION_VERSION"
   # The live images' own programs (test/live/programs): the project's code, so always rebuilt
   # (Go's build cache makes that quick when nothing changed).
   if wanted programs; then

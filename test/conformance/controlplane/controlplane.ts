@@ -111,12 +111,15 @@ export interface ControlPlane {
   crossplaneBinary: string;
   /** Crossplane CLI binary, if built. */
   crossplaneCLI?: string;
+  /** Crossplane's CA (ca.crt, ca.key): what signs the certificates functions serve. Undefined without Crossplane. */
+  crossplaneCADir?: string;
   /**
-   * Makes Crossplane dial a function process on localhost:port: a paused Function and an Active,
-   * paused FunctionRevision labelled pkg.crossplane.io/package=name whose status.endpoint is
-   * dns:///localhost:port and status.capabilities holds "composition".
+   * Makes Crossplane dial a function on localhost:port (or at the gRPC target given): a paused
+   * Function and an Active, paused FunctionRevision labelled pkg.crossplane.io/package=name whose
+   * status.endpoint is dns:///localhost:port (or the target) and status.capabilities holds
+   * "composition".
    */
-  registerFunction(name: string, port: number, capabilities?: string[]): Promise<void>;
+  registerFunction(name: string, port: number | string, capabilities?: string[]): Promise<void>;
   /**
    * Starts a function process serving TLS with functionTLSDir on 127.0.0.1:<free port>
    * (appends `--address=127.0.0.1:PORT --tls-server-certs-dir=DIR` to args; cwd defaults to
@@ -488,6 +491,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     });
     await writeFile(join(fnDir, "ca.crt"), caSecret("tls.crt"));
     cp.functionTLSDir = fnDir;
+    cp.crossplaneCADir = xpCADir;
     cp.crossplaneClientTLSDir = clientDir;
 
     t = Date.now();
@@ -520,7 +524,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
  * to pull the (non-existent) image, and the revision's status is patched by hand the way a package
  * runtime would.
  */
-export async function registerFunction(kube: Kube, name: string, port: number, capabilities = ["composition"]): Promise<void> {
+export async function registerFunction(kube: Kube, name: string, port: number | string, capabilities = ["composition"]): Promise<void> {
   const image = `berth.invalid/local/${name}:dev`;
   const paused = { "crossplane.io/paused": "true" };
   const fn = await kube.apply({
@@ -543,7 +547,7 @@ export async function registerFunction(kube: Kube, name: string, port: number, c
     },
     spec: { desiredState: "Active", image, revision: 1, packagePullPolicy: "Never", skipDependencyResolution: true, ignoreCrossplaneConstraints: true },
   });
-  const endpoint = `dns:///localhost:${port}`;
+  const endpoint = typeof port === "number" ? `dns:///localhost:${port}` : port;
   // The paused reconciler rewrites status (its ReconcilePaused condition) with optimistic
   // concurrency, so re-patch until the endpoint sticks.
   await kube.waitFor(`FunctionRevision ${revName} status.endpoint`, async () => {

@@ -3,7 +3,8 @@
 // only) inside a network namespace of their own, joined to the host by a veth pair; the pods'
 // bridge, iptables rules and ipsets all live in that namespace, so nothing reaches the host's
 // own tables. kube-scheduler runs beside the control plane. Images come from OCI archives built
-// here (test/live/images.ts), imported into containerd: no registry is ever contacted.
+// here (test/live/images.ts), imported into containerd, or from registries the harness runs
+// (test/live/registry.ts) that containerd is told to trust: no other registry is ever contacted.
 //
 //   const net = await createNodeNetwork(dir);                 // netns + veth (needs root)
 //   const cp = await startControlPlane({ node: { address: net.hostIP } });
@@ -48,6 +49,8 @@ export interface NodeOptions {
   images: BuiltImage[];
   /** The sandbox (pause) image's name, as in `images`. */
   pauseImage: string;
+  /** Registries containerd pulls from over TLS, each trusting the CA file given. */
+  registries?: { host: string; caFile: string }[];
   log?: (msg: string) => void;
 }
 
@@ -138,7 +141,7 @@ export async function createNodeNetwork(dir: string, log: (m: string) => void = 
   };
   // 198.18.0.0/15 is set aside for benchmarking networks (RFC 2544): never routed, rarely used.
   const routes = (await run("ip", ["-4", "route", "show", "table", "all"])).stdout;
-  for (const cidr of ["198.18.0.0/30", net.podCIDR]) {
+  for (const cidr of ["198.18.0.0/30", net.podCIDR, net.serviceCIDR]) {
     if (routes.includes(cidr.split("/")[0]!.split(".").slice(0, 3).join("."))) throw new Error(`the node's network ${cidr} overlaps a route on this machine:\n${routes}`);
   }
   record.netns = net.netns;
@@ -161,6 +164,17 @@ export async function createNodeNetwork(dir: string, log: (m: string) => void = 
 }
 
 const yaml = (o: unknown) => JSON.stringify(o, null, 2);
+
+/** containerd's registry host configuration: hosts.toml per registry, trusting its CA only for that host. */
+function writeRegistryHosts(dir: string, registries: { host: string; caFile: string }[]): void {
+  for (const r of registries) {
+    mkdirSync(join(dir, r.host), { recursive: true });
+    writeFileSync(
+      join(dir, r.host, "hosts.toml"),
+      `server = "https://${r.host}"\n\n[host."https://${r.host}"]\n  capabilities = ["pull", "resolve"]\n  ca = "${r.caFile}"\n`,
+    );
+  }
+}
 
 function containerdConfig(dir: string, binDir: string, pauseImage: string): string {
   return `version = 3
@@ -189,6 +203,8 @@ disabled_plugins = [
     snapshotter = "overlayfs"
     [plugins.'io.containerd.cri.v1.images'.pinned_images]
       sandbox = "${pauseImage}"
+    [plugins.'io.containerd.cri.v1.images'.registry]
+      config_path = "${dir}/containerd/certs.d"
 
   [plugins.'io.containerd.cri.v1.runtime']
     # This machine's bounding set lacks CAP_SYS_RESOURCE: without this every pod fails with
@@ -308,6 +324,7 @@ export async function startNode(cp: ControlPlane, net: NodeNetwork, opts: NodeOp
     // containerd.
     t = Date.now();
     writeFileSync(join(dir, "containerd/config.toml"), containerdConfig(dir, binDir, opts.pauseImage));
+    writeRegistryHosts(join(dir, "containerd/certs.d"), opts.registries ?? []);
     writeFileSync(join(dir, "cni/net.d/10-berth-live.conflist"), cniConfig(dir, net));
     const containerd = inNode("containerd", join(binDir, "containerd"), ["--config", join(dir, "containerd/config.toml"), "--log-level", "info"]);
     await processes.poll("containerd's CRI", containerd, async () => (await crictl(["info"], { allowFailure: true, timeoutMs: 5000 })).code === 0, remaining());
