@@ -64,7 +64,7 @@ const layerOf = (entries: PackageEntry[]): Layer => ({
  * The image, from its inputs: three layers ordered from least to most often changed (the
  * libraries, Node.js, the bundle), so that a release changes only the last.
  */
-export function functionImageSpec(name: string, inputs: ImageInputs): ImageSpec {
+export function functionImageSpec(name: string, inputs: ImageInputs, version: string): ImageSpec {
   const { runtime } = inputs;
   const [node, ...flags] = runtime.entrypoint;
   const script = flags.pop();
@@ -92,7 +92,14 @@ export function functionImageSpec(name: string, inputs: ImageInputs): ImageSpec 
       layerOf(inputs.node),
       { files: [{ path: `${runtime.workdir}/${script}`, content: inputs.bundle }] },
     ],
-    config: { User: runtime.user, WorkingDir: runtime.workdir, Entrypoint: runtime.entrypoint, ExposedPorts: { [`${runtime.port}/tcp`]: {} } },
+    config: {
+      User: runtime.user,
+      WorkingDir: runtime.workdir,
+      Entrypoint: runtime.entrypoint,
+      ExposedPorts: { [`${runtime.port}/tcp`]: {} },
+      // Two releases of the same bundle are still two images.
+      Labels: { "org.opencontainers.image.version": version },
+    },
   };
 }
 
@@ -119,6 +126,8 @@ export async function fetchImageInputs(options: { sources?: ImageSources; cacheD
 
 export interface FunctionImageOptions {
   name: string;
+  /** The release it is (its org.opencontainers.image.version label). Default: package.json's version. */
+  version?: string;
   bundlePath?: string;
   cacheDir?: string;
   dockerfile?: string;
@@ -129,12 +138,16 @@ export async function buildFunctionImage(options: FunctionImageOptions): Promise
   if (!existsSync(bundlePath)) throw new Error(`${bundlePath} does not exist: run npm run bundle first`);
   const runtime = shippedRuntime(options.dockerfile ?? join(REPO, "package/Dockerfile"));
   const inputs = await fetchImageInputs({ bundle: readFileSync(bundlePath), runtime, ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}) });
-  return buildImage(functionImageSpec(options.name, inputs));
+  return buildImage(functionImageSpec(options.name, inputs, options.version ?? packageVersion()));
+}
+
+/** package.json's version: the release being built. */
+export function packageVersion(): string {
+  return (JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as { version: string }).version;
 }
 
 /** The default reference: the package's version, on a registry name that never resolves. */
-export function defaultImageName(): string {
-  const { version } = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as { version: string };
+export function defaultImageName(version = packageVersion()): string {
   return `berth.local/function-berth:v${version}`;
 }
 

@@ -21,7 +21,7 @@ import { Cluster, installBerth, REPO } from "../conformance/setup.js";
 import { upstreamCRDs } from "../support/upstream-crds.js";
 import { buildLiveImages, LIVE_IMAGES } from "./images.js";
 import { buildFunctionImage, defaultImageName } from "../../image/build.js";
-import { deployFunctionPod, type FunctionPod, pushFunctionPackage } from "./function-pod.js";
+import { deployFunctionPod, type FunctionPackage, type FunctionPod, pushFunctionPackage } from "./function-pod.js";
 import { startRegistry } from "./registry.js";
 
 /** The StorageClass whose volumes the loop provisioner makes: exactly the requested size, enforced on write. */
@@ -35,6 +35,8 @@ export interface LiveCluster {
   provisioner: LoopProvisioner;
   /** Berth's function, running as a pod from the image that ships. */
   functionPod: FunctionPod;
+  /** Builds and pushes the Function package of another release (the same bundle), for upgrades. */
+  pushFunctionRelease(version: string): Promise<FunctionPackage>;
   kubeconfig: string;
   cluster: Cluster;
   /** The API server's address and port, as pods reach it after kube-proxy's DNAT. */
@@ -247,6 +249,7 @@ export async function startLiveCluster(opts: { log?: (m: string) => void } = {})
       network,
       provisioner,
       functionPod,
+      pushFunctionRelease: async (version) => pushFunctionPackage(cp, registry, await buildFunctionImage({ name: defaultImageName(version), version }), runDir),
       kubeconfig: cp.kubeconfig,
       cluster,
       apiServer: { host: server.hostname, port: Number(server.port) },

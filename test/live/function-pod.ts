@@ -40,15 +40,68 @@ export interface FunctionPod {
   package: FunctionPackage;
 }
 
+/** The Deployment Crossplane's Deployment runtime would make for the package. */
+function functionDeployment(pkg: FunctionPackage) {
+  return {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name: FUNCTION_NAME, namespace: FUNCTION_NAMESPACE },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: labels },
+      template: {
+        metadata: { labels },
+        spec: {
+          automountServiceAccountToken: false,
+          securityContext: { runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } },
+          containers: [
+            {
+              name: "package-runtime",
+              image: pkg.ref,
+              // Pulled from the registry every time the pod starts: nothing was imported.
+              imagePullPolicy: "Always",
+              ports: [{ name: "grpc", containerPort: PORT }],
+              env: [{ name: "TLS_SERVER_CERTS_DIR", value: "/tls/server" }],
+              readinessProbe: { tcpSocket: { port: PORT }, periodSeconds: 2 },
+              securityContext: { allowPrivilegeEscalation: false, privileged: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } },
+              volumeMounts: [{ name: "tls-server-certs", mountPath: "/tls/server", readOnly: true }],
+            },
+          ],
+          volumes: [{ name: "tls-server-certs", secret: { secretName: `${FUNCTION_NAME}-tls-server` } }],
+        },
+      },
+    },
+  };
+}
+
+/**
+ * Runs the package's image as the function, as a package upgrade (or rollback) does: the
+ * Deployment's image changes and waits until the one pod left runs it. The Service, and so the
+ * endpoint Crossplane dials, stay the same.
+ */
+export async function rollOutFunction(cp: ControlPlane, cluster: Cluster, pkg: FunctionPackage): Promise<void> {
+  await cluster.apply(functionDeployment(pkg) as any);
+  await cp.kube.waitFor(
+    `${FUNCTION_NAME} running ${pkg.ref} alone`,
+    async () => {
+      const d = await cp.kube.get("apps/v1", "Deployment", FUNCTION_NAME, FUNCTION_NAMESPACE);
+      const s = d?.status ?? {};
+      const pods = await cp.kube.list<any>("v1", "Pod", FUNCTION_NAMESPACE, `pkg.crossplane.io/function=${FUNCTION_NAME}`);
+      return s.observedGeneration >= d.metadata.generation && s.updatedReplicas === 1 && s.readyReplicas === 1 && s.replicas === 1 && pods.length === 1 && pods[0].spec.containers[0].image === pkg.ref;
+    },
+    120_000,
+  );
+}
+
 /** Builds the Function package around the image with the real Crossplane CLI, and pushes it. */
 export async function pushFunctionPackage(cp: ControlPlane, registry: Registry, image: BuiltImage, dir: string): Promise<FunctionPackage> {
   if (!cp.crossplaneCLI) throw new Error("pushing the Function package needs the Crossplane CLI (build.sh builds it)");
   const tarball = join(dir, "function-image.oci.tar");
-  const xpkg = join(dir, "function-berth.xpkg");
+  const tag = image.name.slice(image.name.lastIndexOf(":") + 1);
+  const xpkg = join(dir, `function-berth-${tag}.xpkg`);
   writeFileSync(tarball, image.archive);
   const cli = (args: string[]) => execFileSync(cp.crossplaneCLI!, args, { cwd: REPO, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, SSL_CERT_FILE: registry.caFile } });
   cli(["xpkg", "build", "--package-root", "package", `--embed-runtime-image-tarball=${tarball}`, "-o", xpkg]);
-  const tag = image.name.slice(image.name.lastIndexOf(":") + 1);
   const repository = "berth/function-berth";
   const ref = `${registry.host}/${repository}:${tag}`;
   cli(["xpkg", "push", "-f", xpkg, ref]);
@@ -80,41 +133,7 @@ export async function deployFunctionPod(cp: ControlPlane, cluster: Cluster, netw
     metadata: { name: FUNCTION_NAME, namespace: FUNCTION_NAMESPACE },
     spec: { clusterIP: FUNCTION_SERVICE_IP, selector: labels, ports: [{ name: "grpc", port: PORT, targetPort: PORT, protocol: "TCP" }] },
   } as any);
-  await cluster.apply({
-    apiVersion: "apps/v1",
-    kind: "Deployment",
-    metadata: { name: FUNCTION_NAME, namespace: FUNCTION_NAMESPACE },
-    spec: {
-      replicas: 1,
-      selector: { matchLabels: labels },
-      template: {
-        metadata: { labels },
-        spec: {
-          automountServiceAccountToken: false,
-          securityContext: { runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } },
-          containers: [
-            {
-              name: "package-runtime",
-              image: pkg.ref,
-              // Pulled from the registry every time the pod starts: nothing was imported.
-              imagePullPolicy: "Always",
-              ports: [{ name: "grpc", containerPort: PORT }],
-              env: [{ name: "TLS_SERVER_CERTS_DIR", value: "/tls/server" }],
-              readinessProbe: { tcpSocket: { port: PORT }, periodSeconds: 2 },
-              securityContext: { allowPrivilegeEscalation: false, privileged: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } },
-              volumeMounts: [{ name: "tls-server-certs", mountPath: "/tls/server", readOnly: true }],
-            },
-          ],
-          volumes: [{ name: "tls-server-certs", secret: { secretName: `${FUNCTION_NAME}-tls-server` } }],
-        },
-      },
-    },
-  } as any);
-  await cp.kube.waitFor(
-    `${FUNCTION_NAME} Deployment ready`,
-    async () => ((await cp.kube.get("apps/v1", "Deployment", FUNCTION_NAME, FUNCTION_NAMESPACE))?.status?.readyReplicas ?? 0) >= 1,
-    120_000,
-  );
+  await rollOutFunction(cp, cluster, pkg);
   await run("ip", ["route", "replace", `${FUNCTION_SERVICE_IP}/32`, "via", network.nodeIP, "dev", network.hostLink]);
   const endpoint = `dns:///${FUNCTION_SERVICE_IP}:${PORT}`;
   await cp.registerFunction(FUNCTION_NAME, endpoint);

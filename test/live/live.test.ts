@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { issueCert } from "../conformance/controlplane/controlplane.js";
 import { condition, sleep, waitFor, type Obj } from "../conformance/setup.js";
 import { startLiveCluster, type LiveCluster } from "./cluster.js";
-import { FUNCTION_NAME, FUNCTION_NAMESPACE } from "./function-pod.js";
+import { FUNCTION_NAME, FUNCTION_NAMESPACE, rollOutFunction } from "./function-pod.js";
 import { shippedRuntime } from "../../image/shipped.js";
 import {
   CONTROL_NS,
@@ -501,6 +501,61 @@ describe("an ExecutionWorkspace on the agent-sandbox class (the Sandbox controll
     allowed(after, "reading after resume");
     expect(after.out.content).toBe(first.out.content);
   });
+});
+
+describe("upgrades", () => {
+  /** Every object the workspaces compose, by uid, and the resourceVersions of their Namespaces and PVCs. */
+  async function owned(): Promise<{ uids: Record<string, string>; versions: Record<string, string> }> {
+    const uids: Record<string, string> = {};
+    const versions: Record<string, string> = {};
+    const xrs = [
+      ["DeveloperWorkspace", `${DEV.id}-xr`],
+      ["DeveloperWorkspace", `${KUBE.id}-xr`],
+      ["ExecutionWorkspace", SESSION.name],
+    ] as const;
+    for (const [kind, name] of xrs) {
+      const xr = (await live.cluster.get("workspaces.berth.dev/v1alpha1", kind, name)) as any;
+      const refs: any[] = xr?.spec?.crossplane?.resourceRefs ?? [];
+      expect(refs.length, `${kind} ${name} composes objects`).toBeGreaterThan(0);
+      for (const r of refs) {
+        const o = (await live.cluster.get(r.apiVersion, r.kind, r.name, r.namespace)) as any;
+        const key = `${r.kind} ${r.namespace ? `${r.namespace}/` : ""}${r.name}`;
+        uids[key] = o?.metadata?.uid ?? "missing";
+        if (r.kind === "Namespace" || r.kind === "PersistentVolumeClaim") versions[key] = o?.metadata?.resourceVersion ?? "missing";
+      }
+    }
+    return { uids, versions };
+  }
+
+  /** True once Crossplane holds a connection to the function's current pod (gRPC dials on the first call). */
+  async function crossplaneCalls(ref: string): Promise<boolean> {
+    const pods = await live.cp.kube.list<any>("v1", "Pod", FUNCTION_NAMESPACE, `pkg.crossplane.io/function=${FUNCTION_NAME}`);
+    if (pods.length !== 1 || pods[0].spec.containers[0].image !== ref) return false;
+    const pid = await live.node.containerPid(FUNCTION_NAMESPACE, pods[0].metadata.name, "package-runtime");
+    // /proc/<pid>/net/tcp lists the pod's sockets: state 01 (established) on local port 9443 (0x24E3).
+    return readFileSync(`/proc/${pid}/net/tcp`, "utf8").split("\n").some((l) => /^\s*\d+: [0-9A-F]+:24E3 [0-9A-F]+:[0-9A-F]+ 01 /.test(l));
+  }
+
+  it("the next Function package rolls out under running workspaces and re-creates or changes nothing they own; so does rolling back", async () => {
+    const first = live.functionPod.package;
+    const before = await owned();
+    const [major, minor, patch] = first.image.name.slice(first.image.name.lastIndexOf(":v") + 2).split(".").map(Number);
+    const next = await live.pushFunctionRelease(`${major}.${minor}.${patch! + 1}`);
+    expect(next.digest).not.toBe(first.digest);
+
+    for (const pkg of [next, first]) {
+      const t = Date.now();
+      await rollOutFunction(live.cp, live.cluster, pkg);
+      // Every workspace is reconciled again within the function's response TTL (60 s), through
+      // the only function pod left: wait until Crossplane has called it, and then a full TTL.
+      await waitFor(`Crossplane calling ${pkg.ref}`, () => crossplaneCalls(pkg.ref), 120_000);
+      await sleep(65_000);
+      const after = await owned();
+      expect(after.uids, `composed objects after rolling out ${pkg.ref}`).toEqual(before.uids);
+      expect(after.versions, `Namespaces and PVCs after rolling out ${pkg.ref}`).toEqual(before.versions);
+      say(`rolled out ${pkg.ref} (${pkg.digest}) in ${((Date.now() - t) / 1000).toFixed(0)} s: ${Object.keys(after.uids).length} composed objects kept`);
+    }
+  }, 420_000);
 });
 
 describe("the machine", () => {

@@ -56,12 +56,18 @@ describe("the function image", () => {
     const runtime = shippedRuntime();
     expect(runtime.entrypoint[0]).toBe("/nodejs/bin/node");
     expect(runtime.entrypoint.at(-1)).toBe("function-berth.mjs");
-    const spec = functionImageSpec("berth.local/function-berth:test", inputs());
-    expect(spec.config).toEqual({ User: "65532:65532", WorkingDir: "/function", Entrypoint: runtime.entrypoint, ExposedPorts: { "9443/tcp": {} } });
+    const spec = functionImageSpec("berth.local/function-berth:test", inputs(), "1.2.3");
+    expect(spec.config).toEqual({
+      User: "65532:65532",
+      WorkingDir: "/function",
+      Entrypoint: runtime.entrypoint,
+      ExposedPorts: { "9443/tcp": {} },
+      Labels: { "org.opencontainers.image.version": "1.2.3" },
+    });
   });
 
   it("holds the libraries, Node.js and the bundle in three layers, least changed first, and no shell", async () => {
-    const { all } = await pathsOf(functionImageSpec("berth.local/function-berth:test", inputs()));
+    const { all } = await pathsOf(functionImageSpec("berth.local/function-berth:test", inputs(), "1.2.3"));
     const where = (name: string) => all.find((e) => e.name === name);
     expect(where("/lib/x86_64-linux-gnu/libc.so.6")).toMatchObject({ layer: 0, type: "file", mode: 0o755 });
     expect(where("/lib64/ld-linux-x86-64.so.2")).toMatchObject({ layer: 0, type: "symlink" });
@@ -74,17 +80,21 @@ describe("the function image", () => {
   });
 
   it("is reproducible: the same inputs give the same digest; a new bundle changes only the last layer", async () => {
-    const a = await buildImage(functionImageSpec("berth.local/function-berth:a", inputs()));
-    const b = await buildImage(functionImageSpec("berth.local/function-berth:b", inputs()));
+    const a = await buildImage(functionImageSpec("berth.local/function-berth:a", inputs(), "1.2.3"));
+    const b = await buildImage(functionImageSpec("berth.local/function-berth:b", inputs(), "1.2.3"));
     expect(b.digest).toBe(a.digest); // the tag is not part of the manifest
-    const c = await buildImage(functionImageSpec("berth.local/function-berth:a", inputs({ bundle: Buffer.from("export const x = 1;\n") })));
+    const c = await buildImage(functionImageSpec("berth.local/function-berth:a", inputs({ bundle: Buffer.from("export const x = 1;\n") }), "1.2.3"));
     expect(c.digest).not.toBe(a.digest);
     expect(c.layers.map((l) => l.digest).slice(0, 2)).toEqual(a.layers.map((l) => l.digest).slice(0, 2));
     expect(c.layers[2]!.digest).not.toBe(a.layers[2]!.digest);
+    // The next release of the same bundle: the same layers, another image.
+    const next = await buildImage(functionImageSpec("berth.local/function-berth:a", inputs(), "1.2.4"));
+    expect(next.digest).not.toBe(a.digest);
+    expect(next.layers.map((l) => l.digest)).toEqual(a.layers.map((l) => l.digest));
   });
 
   it("is refused when the sources put no Node.js where the ENTRYPOINT runs it", () => {
-    expect(() => functionImageSpec("berth.local/f:t", inputs({ node: [file("/usr/bin/node", "node", 0o755)] }))).toThrow(
+    expect(() => functionImageSpec("berth.local/f:t", inputs({ node: [file("/usr/bin/node", "node", 0o755)] }), "1.2.3")).toThrow(
       "image/sources.yaml: node.files puts no file at /nodejs/bin/node, which package/Dockerfile's ENTRYPOINT runs",
     );
   });
