@@ -155,3 +155,36 @@ describe("reading the packages", () => {
     expect(() => debDataTar(ar([["debian-binary", Buffer.from("2.0\n")]]), "z.deb")).toThrow("z.deb has no data.tar.xz or data.tar.gz (members: debian-binary)");
   });
 });
+
+describe("the Function package around the image (crossplane xpkg build --embed-runtime-image-tarball)", () => {
+  /** A package as `xpkg build -o` writes it (docker-save layout): the image's layers, then package layers. */
+  async function xpkg(image: Awaited<ReturnType<typeof buildImage>>, edit: (config: any) => void = () => {}): Promise<Buffer> {
+    const base = { digest: `sha256:${"b".repeat(64)}`, diffID: `sha256:${"c".repeat(64)}` };
+    const config = JSON.parse(image.config.bytes.toString());
+    config.rootfs.diff_ids.push(base.diffID);
+    config.config.Labels = { ...config.config.Labels, [`io.crossplane.xpkg:${base.digest}`]: "base" };
+    edit(config);
+    const configBytes = Buffer.from(JSON.stringify(config));
+    const layers = [...image.layers.map((l) => l.digest), base.digest].map((d) => `${d.slice("sha256:".length)}.tar.gz`);
+    const manifest = Buffer.from(JSON.stringify([{ Config: "sha256:cfg", RepoTags: null, Layers: layers }]));
+    return tarOf([
+      { header: { name: "sha256:cfg", type: "file", size: configBytes.length }, content: configBytes },
+      { header: { name: "manifest.json", type: "file", size: manifest.length }, content: manifest },
+    ]);
+  }
+
+  it("passes when the package is the image's layers and settings, then labelled package layers; names each difference otherwise", async () => {
+    const { embeddedImageProblems } = await import("../../image/xpkg.js");
+    const image = await buildImage(functionImageSpec("berth.local/function-berth:test", inputs(), "1.2.3"));
+    expect(await embeddedImageProblems(await xpkg(image), image)).toEqual([]);
+    expect(await embeddedImageProblems(await xpkg(image, (c) => (c.config.Entrypoint = ["/bin/sh"])), image)).toEqual([
+      `Entrypoint: the package has ["/bin/sh"], the image ${JSON.stringify(shippedRuntime().entrypoint)}`,
+    ]);
+    expect(await embeddedImageProblems(await xpkg(image, (c) => (c.config.Labels = {})), image)).toEqual([
+      "layers: after the image's 3, a layer is not one of the package's (labels: {})",
+      "layers: no package layer labelled base (package.yaml)",
+    ]);
+    const other = await buildImage(functionImageSpec("berth.local/function-berth:test", inputs({ bundle: Buffer.from("export const y = 2;\n") }), "1.2.3"));
+    expect((await embeddedImageProblems(await xpkg(other), image))[0]).toMatch(/^layers: the package starts with /);
+  });
+});
