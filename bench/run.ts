@@ -25,7 +25,7 @@ import { isDeepStrictEqual } from "node:util";
 import type { RunFunctionRequest, RunFunctionResponse } from "@crossplane-org/function-sdk-typescript";
 import { latency, type Latency, median, memory, type Running, start, type Target, throughput } from "./load.js";
 import { profileBerth } from "./profile.js";
-import { SHIPPED_ENTRY, shippedNodeFlags, shippedRuntime } from "../image/shipped.js";
+import { rootfsCommand, SHIPPED_ENTRY, shippedNodeFlags } from "../image/shipped.js";
 import { buildFunctionImage, defaultImageName } from "../image/build.js";
 import { unpackImage } from "../image/oci.js";
 import { exponent, type Point } from "./scaling.js";
@@ -101,11 +101,10 @@ else {
       rmSync(rootfs, { recursive: true, force: true });
       await unpackImage(built, rootfs);
     }
-    const { entrypoint, workdir, user } = shippedRuntime();
-    const [uid, gid] = user.split(":");
+    const [command, ...args] = rootfsCommand(rootfs) as [string, ...string[]];
     const nodeVersion = sh("unshare", [`--root=${rootfs}`, "/nodejs/bin/node", "--version"], "the image's node --version").stdout.trim();
     image = {
-      target: { key: "image", label: `berth, image (Node ${nodeVersion}, chroot)`, command: "unshare", args: ["--mount", "--mount-proc", `--root=${rootfs}`, `--wd=${workdir}`, `--setuid=${uid}`, `--setgid=${gid}`, ...entrypoint] },
+      target: { key: "image", label: `berth, image (Node ${nodeVersion}, chroot)`, command, args },
       digest: built.digest,
       compressedBytes: built.size,
       uncompressedBytes: built.layers.reduce((n, l) => n + l.uncompressedSize, 0),

@@ -2,7 +2,7 @@
 // holding data.tar.xz) and an npm tarball (a gzipped tar). Only the named entries are kept.
 import { spawnSync } from "node:child_process";
 import { gunzipSync } from "node:zlib";
-import { extract } from "tar-stream";
+import { extract, type Header } from "tar-stream";
 
 /** A regular file or a symlink taken from a package, at its absolute path in the package. */
 export type PackageEntry = { path: string; mode: number } & ({ type: "file"; content: Buffer } | { type: "symlink"; target: string });
@@ -10,22 +10,18 @@ export type PackageEntry = { path: string; mode: number } & ({ type: "file"; con
 /** "./usr/lib/x" and "usr/lib/x" are both "/usr/lib/x". */
 const absolute = (name: string) => `/${name.replace(/^\.?\/+/, "").replace(/\/+$/, "")}`;
 
-/** The entries of a tar whose absolute path is in `wanted`; an error names any that are missing. */
-export async function tarEntries(tar: Buffer, wanted: Iterable<string>, what: string): Promise<Map<string, PackageEntry>> {
-  const want = new Set(wanted);
-  const found = new Map<string, PackageEntry>();
+/** Every entry of a tar, in order, with its content (empty for directories and links). */
+export async function readTar(tar: Buffer, onEntry: (header: Header, content: Buffer) => void): Promise<void> {
   const ex = extract();
   const done = new Promise<void>((resolve, reject) => {
     ex.on("entry", (header, stream, next) => {
-      const path = absolute(header.name);
       const chunks: Buffer[] = [];
       stream.on("data", (c: unknown) => chunks.push(c as Buffer));
       stream.on("end", () => {
-        if (want.has(path)) {
-          const mode = header.mode ?? 0o644;
-          if (header.type === "file") found.set(path, { path, mode, type: "file", content: Buffer.concat(chunks) });
-          else if (header.type === "symlink") found.set(path, { path, mode, type: "symlink", target: header.linkname! });
-          else return reject(new Error(`${what}: ${path} is a ${header.type}, not a file or symlink`));
+        try {
+          onEntry(header, Buffer.concat(chunks));
+        } catch (e) {
+          return reject(e);
         }
         next();
       });
@@ -36,6 +32,20 @@ export async function tarEntries(tar: Buffer, wanted: Iterable<string>, what: st
   });
   ex.end(tar);
   await done;
+}
+
+/** The entries of a tar whose absolute path is in `wanted`; an error names any that are missing. */
+export async function tarEntries(tar: Buffer, wanted: Iterable<string>, what: string): Promise<Map<string, PackageEntry>> {
+  const want = new Set(wanted);
+  const found = new Map<string, PackageEntry>();
+  await readTar(tar, (header, content) => {
+    const path = absolute(header.name);
+    if (!want.has(path)) return;
+    const mode = header.mode ?? 0o644;
+    if (header.type === "file") found.set(path, { path, mode, type: "file", content });
+    else if (header.type === "symlink") found.set(path, { path, mode, type: "symlink", target: header.linkname! });
+    else throw new Error(`${what}: ${path} is a ${header.type}, not a file or symlink`);
+  });
   const missing = [...want].filter((p) => !found.has(p));
   if (missing.length > 0) throw new Error(`${what} has no ${missing.join(", ")}`);
   return found;

@@ -8,7 +8,8 @@ import { createHash } from "node:crypto";
 import { chmodSync, lchownSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
-import { extract, pack, type Header } from "tar-stream";
+import { pack, type Header } from "tar-stream";
+import { readTar } from "./archives.js";
 
 type Headers = Partial<Header> & Pick<Header, "name">;
 
@@ -217,27 +218,14 @@ export async function unpackImage(image: BuiltImage, dir: string): Promise<void>
   const asRoot = process.getuid?.() === 0;
   mkdirSync(dir, { recursive: true });
   for (const layer of image.layers) {
-    const ex = extract();
-    const done = new Promise<void>((resolve, reject) => {
-      ex.on("entry", (h, stream, next) => {
-        const path = join(dir, h.name);
-        if (!path.startsWith(`${dir}/`)) return reject(new Error(`layer entry ${h.name} escapes the root`));
-        const chunks: Buffer[] = [];
-        stream.on("data", (c: unknown) => chunks.push(c as Buffer));
-        stream.on("end", () => {
-          if (h.type === "directory") mkdirSync(path, { recursive: true, mode: h.mode });
-          else if (h.type === "symlink") symlinkSync(h.linkname!, path);
-          else writeFileSync(path, Buffer.concat(chunks), { mode: h.mode });
-          if (h.type !== "symlink") chmodSync(path, h.mode ?? 0o644);
-          if (asRoot) lchownSync(path, h.uid ?? 0, h.gid ?? 0);
-          next();
-        });
-        stream.resume();
-      });
-      ex.on("finish", resolve);
-      ex.on("error", reject);
+    await readTar(gunzipSync(layer.bytes), (h, content) => {
+      const path = join(dir, h.name);
+      if (!path.startsWith(`${dir}/`)) throw new Error(`layer entry ${h.name} escapes the root`);
+      if (h.type === "directory") mkdirSync(path, { recursive: true, mode: h.mode });
+      else if (h.type === "symlink") symlinkSync(h.linkname!, path);
+      else writeFileSync(path, content, { mode: h.mode });
+      if (h.type !== "symlink") chmodSync(path, h.mode ?? 0o644);
+      if (asRoot) lchownSync(path, h.uid ?? 0, h.gid ?? 0);
     });
-    ex.end(gunzipSync(layer.bytes));
-    await done;
   }
 }

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildFunctionImage } from "../../image/build.js";
 import { type BuiltImage, unpackImage } from "../../image/oci.js";
-import { shippedRuntime } from "../../image/shipped.js";
+import { rootfsCommand, shippedRuntime } from "../../image/shipped.js";
 import { CASES, expected } from "../cases.js";
 import { EXECUTION_CASES } from "../execution-cases.js";
 import { connect, type FunctionProcess, type RunFunctionClient, startFunction } from "../support/function-process.js";
@@ -67,12 +67,11 @@ describe.skipIf(!isRoot)("the function image, run in its own root filesystem (ne
   beforeAll(async () => {
     // The certificates where Crossplane's package runtime mounts them (the SDK's default folder).
     const pki = makeTestPKI(tempDir);
-    const { entrypoint, workdir, user } = shippedRuntime();
-    const [uid, gid] = user.split(":").map(Number) as [number, number];
+    const [uid, gid] = shippedRuntime().user.split(":").map(Number) as [number, number];
     const tls = join(rootfs, "tls/server");
     cpSync(pki.serverDir, tls, { recursive: true });
     for (const f of ["", ...readdirSync(tls)]) chownSync(join(tls, f), uid, gid);
-    fn = await startFunction({ command: ["unshare", "--mount", "--mount-proc", `--root=${rootfs}`, `--wd=${workdir}`, `--setuid=${uid}`, `--setgid=${gid}`, ...entrypoint], tlsDir: "/tls/server", env: {} });
+    fn = await startFunction({ command: rootfsCommand(rootfs), tlsDir: "/tls/server", env: {} });
     client = connect(fn.address, pki.clientDir);
   });
 

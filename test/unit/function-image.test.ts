@@ -4,9 +4,9 @@
 // pinned sources are downloaded, built twice and run by the image suite (npm run test:image).
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { gzipSync } from "node:zlib";
+import { gunzipSync, gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
-import { arMembers, debDataTar, tarEntries, type PackageEntry } from "../../image/archives.js";
+import { arMembers, debDataTar, readTar, tarEntries, type PackageEntry } from "../../image/archives.js";
 import { functionImageSpec, imageSources, type ImageInputs } from "../../image/build.js";
 import { buildImage, tarOf } from "../../image/oci.js";
 import { shippedRuntime } from "../../image/shipped.js";
@@ -32,21 +32,9 @@ function inputs(overrides: Partial<ImageInputs> = {}): ImageInputs {
 /** Every path in a built image's layers, with its tar header. */
 async function pathsOf(spec: ReturnType<typeof functionImageSpec>) {
   const image = await buildImage(spec);
-  const { gunzipSync } = await import("node:zlib");
-  const { extract } = await import("tar-stream");
   const all: { layer: number; name: string; type: string; mode: number; uid: number }[] = [];
   for (const [i, layer] of image.layers.entries()) {
-    const ex = extract();
-    await new Promise<void>((resolve, reject) => {
-      ex.on("entry", (h, s, next) => {
-        all.push({ layer: i, name: `/${h.name.replace(/\/$/, "")}`, type: h.type!, mode: h.mode!, uid: h.uid! });
-        s.on("end", next);
-        s.resume();
-      });
-      ex.on("finish", resolve);
-      ex.on("error", reject);
-      ex.end(gunzipSync(layer.bytes));
-    });
+    await readTar(gunzipSync(layer.bytes), (h) => all.push({ layer: i, name: `/${h.name.replace(/\/$/, "")}`, type: h.type!, mode: h.mode!, uid: h.uid! }));
   }
   return { image, all };
 }
