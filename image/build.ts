@@ -4,7 +4,7 @@
 // (read from it, so the two cannot drift). Every byte follows from those inputs: built twice, it
 // has the same digest.
 //
-//   npm run image [-- --tag <ref>] [--out <file>] [--json <file>] [--skip-bundle]
+//   npm run image [-- --tag <ref>] [--version <release>] [--out <file>] [--json <file>] [--skip-bundle]
 //
 // writes an OCI image-layout archive (with Docker's manifest.json too) that `crossplane xpkg
 // build --embed-runtime-image-tarball`, `ctr images import` and `docker load` all take.
@@ -153,16 +153,17 @@ export function defaultImageName(version = packageVersion()): string {
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const { values: opts } = parseArgs({
-    options: { tag: { type: "string" }, out: { type: "string" }, json: { type: "string" }, "skip-bundle": { type: "boolean", default: false } },
+    options: { tag: { type: "string" }, version: { type: "string" }, out: { type: "string" }, json: { type: "string" }, "skip-bundle": { type: "boolean", default: false } },
     allowPositionals: false,
   });
   if (!opts["skip-bundle"]) {
     const b = spawnSync("npm", ["run", "-s", "bundle"], { cwd: REPO, stdio: "inherit" });
     if (b.status !== 0) process.exit(1);
   }
-  const name = opts.tag ?? defaultImageName();
+  const version = (opts.version ?? packageVersion()).replace(/^v/, "");
+  const name = opts.tag ?? defaultImageName(version);
   const out = resolve(opts.out ?? join(DEFAULT_CACHE, "function-berth.oci.tar"));
-  const image = await buildFunctionImage({ name });
+  const image = await buildFunctionImage({ name, version });
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, image.archive);
   const figures = {

@@ -19,6 +19,7 @@ import { renderOutput } from "../../functions/berth/render-output.js";
 import { loadObject, loadObjects } from "../fixtures.js";
 import { RENDER_EXAMPLES } from "../render-examples.js";
 import { startFunction } from "../support/function-process.js";
+import { installedFunction } from "../support/function-name.js";
 import { upstreamCRDs } from "../support/upstream-crds.js";
 import { findBinDir } from "./controlplane/controlplane.js";
 import { buildFunctionImage, defaultImageName } from "../../image/build.js";
@@ -58,7 +59,7 @@ writeFileSync(
   `apiVersion: pkg.crossplane.io/v1
 kind: Function
 metadata:
-  name: function-berth
+  name: ${installedFunction().name}
   annotations:
     render.crossplane.io/runtime: Development
     render.crossplane.io/runtime-development-target: ${fn.address}

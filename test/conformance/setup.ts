@@ -20,6 +20,7 @@ import { KubeConfig, KubernetesObjectApi, PatchStrategy, type KubernetesObject }
 import type { TestProject } from "vitest/node";
 import { parseAllDocuments } from "yaml";
 import { quantityValue } from "../../functions/berth/schema/quantity.js";
+import { installedFunction } from "../support/function-name.js";
 import { upstreamCRDs } from "../support/upstream-crds.js";
 
 export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -256,22 +257,28 @@ export const ref = (o: Obj) => `${o.kind} ${o.metadata?.namespace ? `${o.metadat
 
 const log = (m: string) => process.stderr.write(`[conformance ${new Date().toISOString().slice(11, 19)}] ${m}\n`);
 
-/** The CRDs, XRDs, Compositions and admission manifests a cluster operator installs, in order. */
-export async function installBerth(c: Cluster, say: (m: string) => void = log): Promise<void> {
+/** The upstream CRDs Berth composes (pinned in test/upstream-crds.yaml), applied and Established. */
+export async function installUpstreamCRDs(c: Cluster, say: (m: string) => void = log): Promise<Obj[]> {
   const upstream = await upstreamCRDs();
-  if (!upstream.available) throw new Error(`the conformance suite installs the upstream CRDs: ${upstream.reason}`);
+  if (!upstream.available) throw new Error(`the upstream CRDs are needed: ${upstream.reason}`);
   say(`upstream CRDs: ${upstream.source}`);
   const crds = upstream.paths.flatMap(load);
   for (const crd of crds) await c.apply(crd);
+  for (const crd of crds) {
+    await waitFor(`CRD ${crd.metadata!.name} Established`, async () => condition(await c.getOf(crd), "Established")?.status === "True", 60_000, 250);
+  }
+  return crds;
+}
+
+/** The CRDs, XRDs, Compositions and admission manifests a cluster operator installs, in order. */
+export async function installBerth(c: Cluster, say: (m: string) => void = log): Promise<void> {
+  const crds = await installUpstreamCRDs(c, say);
   const xrds = readdirSync(resolve(REPO, "apis")).sort().map((d) => loadOne(`apis/${d}/definition.yaml`));
   for (const x of xrds) await c.apply(x);
   for (const comp of load("compositions")) await c.apply(comp);
   for (const f of ["admission/params.yaml", "admission/policies.yaml", "admission/rbac.yaml"]) for (const o of load(f)) await c.apply(o);
   say(`applied ${crds.length} CRDs, ${xrds.length} XRDs, compositions and admission manifests`);
 
-  for (const crd of crds) {
-    await waitFor(`CRD ${crd.metadata!.name} Established`, async () => condition(await c.getOf(crd), "Established")?.status === "True", 60_000, 250);
-  }
   for (const x of xrds) {
     await waitFor(`XRD ${x.metadata!.name} Established`, async () => condition(await c.getOf(x), "Established")?.status === "True", 120_000, 250);
   }
@@ -303,7 +310,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   try {
     t = Date.now();
     const fn = await cp.startFunction({
-      name: "function-berth",
+      name: installedFunction().name,
       command: process.execPath,
       args: ["--import", "tsx", "functions/berth/main.ts"],
       cwd: REPO,

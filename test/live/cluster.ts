@@ -1,7 +1,8 @@
 // The live cluster: the conformance control plane with a real worker node joined to it
 // (test/conformance/controlplane/node.ts), cluster DNS as a real CoreDNS pod, the harness's
-// loop-device volume provisioner and Berth's function, running as a pod from the image that ships
-// (test/live/function-pod.ts), installed as an operator would.
+// loop-device volume provisioner, and Crossplane and Berth installed on it as operators install
+// them (test/live/operator-install.ts): Crossplane from its Helm chart as pods on the node,
+// Berth's packages pulled by Crossplane's package manager from a registry the harness runs.
 //
 //   const live = await startLiveCluster();     // needs root, build.sh --node
 //   ... live.kubeconfig, live.node.exec(...) ...
@@ -9,19 +10,19 @@
 //
 // A harness that was killed leaves a run folder behind; the next start undoes it first
 // (cleanupLeftovers), so a second run starts from the same state.
-import { execFileSync } from "node:child_process";
 import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startControlPlane, type ControlPlane } from "../conformance/controlplane/controlplane.js";
+import { readVersions, startControlPlane, type ControlPlane } from "../conformance/controlplane/controlplane.js";
 import { startLoopProvisioner, LOOP_PROVISIONER, type LoopProvisioner } from "../conformance/controlplane/loop-provisioner.js";
 import { loadRecord, recordFile, run, undoHost } from "../conformance/controlplane/node-host.js";
 import { createNodeNetwork, findNodeBinDir, nodePreflight, startNode, type Node, type NodeNetwork } from "../conformance/controlplane/node.js";
-import { Cluster, installBerth, REPO } from "../conformance/setup.js";
+import { Cluster, installUpstreamCRDs } from "../conformance/setup.js";
 import { upstreamCRDs } from "../support/upstream-crds.js";
-import { buildLiveImages, LIVE_IMAGES } from "./images.js";
-import { buildFunctionImage, defaultImageName } from "../../image/build.js";
-import { deployFunctionPod, type FunctionPackage, type FunctionPod, pushFunctionPackage } from "./function-pod.js";
+import { buildImage } from "../../image/oci.js";
+import { packageVersion } from "../../image/build.js";
+import { buildLiveImages, crossplaneImageSpec, LIVE_IMAGES } from "./images.js";
+import { installBerth, publishRelease, type FunctionPackage, type InstalledBerth } from "./operator-install.js";
 import { startRegistry } from "./registry.js";
 
 /** The StorageClass whose volumes the loop provisioner makes: exactly the requested size, enforced on write. */
@@ -33,10 +34,10 @@ export interface LiveCluster {
   node: Node;
   network: NodeNetwork;
   provisioner: LoopProvisioner;
-  /** Berth's function, running as a pod from the image that ships. */
-  functionPod: FunctionPod;
-  /** Builds and pushes the Function package of another release (the same bundle), for upgrades. */
-  pushFunctionRelease(version: string): Promise<FunctionPackage>;
+  /** Berth as installed: the Function release running, and the Configuration. */
+  berth: InstalledBerth;
+  /** Builds and pushes both packages of another release (the same bundle), for upgrades. */
+  publishRelease(version: string): Promise<FunctionPackage>;
   kubeconfig: string;
   cluster: Cluster;
   /** The API server's address and port, as pods reach it after kube-proxy's DNAT. */
@@ -175,7 +176,8 @@ export async function startLiveCluster(opts: { log?: (m: string) => void } = {})
   let cp: ControlPlane;
   try {
     t = Date.now();
-    cp = await startControlPlane({ runDir, node: { address: network.hostIP }, log });
+    // No Crossplane on the host: the chart runs it on the node.
+    cp = await startControlPlane({ runDir, node: { address: network.hostIP }, crossplane: false, log });
     log(`control plane up in ${((Date.now() - t) / 1000).toFixed(1)} s`);
   } catch (e) {
     await undoHost(loadRecord(nodeDir), log);
@@ -197,23 +199,24 @@ export async function startLiveCluster(opts: { log?: (m: string) => void } = {})
     await cp.stop();
   };
   try {
-    // The images trust the cluster CA, which exists once the control plane does.
-    t = Date.now();
-    // The function runs from the image that ships, built from its pinned sources and the bundle,
-    // embedded in the Function package and pulled by the node from the harness's registry.
+    // The registry Berth's packages are published to, with a certificate the cluster CA signs.
     t = Date.now();
     const registry = await startRegistry({ dir: join(runDir, "registry"), address: network.hostIP, binDir: nodeBin, ca: { caCrt: join(cp.pkiDir, "ca.crt"), caKey: join(cp.pkiDir, "ca.key") }, log });
     cp.onStop(() => registry.stop());
-    execFileSync("npm", ["run", "-s", "bundle"], { cwd: REPO, stdio: "inherit" });
-    const functionImage = await buildFunctionImage({ name: defaultImageName() });
-    const functionPackage = await pushFunctionPackage(cp, registry, functionImage, runDir);
-    log(`function package ${functionPackage.ref} (${functionPackage.digest}) pushed in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    const release = await publishRelease(cp, registry, `v${packageVersion()}`, join(runDir, "packages"));
+    log(`Berth ${release.version} published to ${registry.host} (function ${release.digest}) in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    // The images trust the cluster CA, which exists once the control plane does.
     t = Date.now();
-    const images = await buildLiveImages(nodeBin, readFileSync(join(cp.pkiDir, "ca.crt"), "utf8"));
+    const crossplaneImage = await buildImage(crossplaneImageSpec(cp.binDir, readVersions().CROSSPLANE_VERSION!));
+    const images = [...(await buildLiveImages(nodeBin, readFileSync(join(cp.pkiDir, "ca.crt"), "utf8"))), crossplaneImage];
     log(`built ${images.length} images in ${Date.now() - t} ms: ${images.map((i) => `${i.name} ${(i.archive.length / 1e6).toFixed(1)} MB`).join(", ")}`);
     t = Date.now();
     node = await startNode(cp, network, { images, pauseImage: LIVE_IMAGES.pause, binDir: nodeBin, registries: [registry], log });
     log(`node joined in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    // The API server (on the host) calls Crossplane's webhooks at their Service's ClusterIP: the
+    // service range goes into the node's namespace, where kube-proxy's rules take it to the pod.
+    // The route is on the node's veth, so it goes with it.
+    await run("ip", ["route", "replace", network.serviceCIDR, "via", network.nodeIP, "dev", network.hostLink]);
     cp.onStop(async () => {
       await provisioner?.stop();
     });
@@ -231,8 +234,7 @@ export async function startLiveCluster(opts: { log?: (m: string) => void } = {})
       allowVolumeExpansion: false,
     } as any);
     for (const o of corednsManifests(network.dnsIP)) await cluster.apply(o as any);
-    const functionPod = await deployFunctionPod(cp, cluster, network, functionPackage, join(runDir, "function-pod-tls"), log);
-    await installBerth(cluster, log);
+    // Crossplane reaches function pods by their Service's name.
     await cp.kube.waitFor(
       "CoreDNS ready",
       async () => {
@@ -241,15 +243,20 @@ export async function startLiveCluster(opts: { log?: (m: string) => void } = {})
       },
       120_000,
     );
-    log(`cluster DNS, storage and Berth ready in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    // What the workspaces' runtimes need (agent-sandbox, Agent Substrate, snapshots) comes first.
+    await installUpstreamCRDs(cluster, log);
+    log(`cluster DNS, storage and the upstream CRDs ready in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    t = Date.now();
+    const berth = await installBerth(cp, registry, { helm: join(nodeBin, `helm-${readVersions().HELM_VERSION}`), crossplaneImage: crossplaneImage.name, release });
+    log(`Crossplane (Helm) and Berth ${release.version} (from ${registry.host}) installed in ${((Date.now() - t) / 1000).toFixed(1)} s`);
     const server = new URL(cp.server);
     return {
       cp,
       node,
       network,
       provisioner,
-      functionPod,
-      pushFunctionRelease: async (version) => pushFunctionPackage(cp, registry, await buildFunctionImage({ name: defaultImageName(version), version }), runDir),
+      berth,
+      publishRelease: (version) => publishRelease(cp, registry, version, join(runDir, "packages")),
       kubeconfig: cp.kubeconfig,
       cluster,
       apiServer: { host: server.hostname, port: Number(server.port) },

@@ -2,7 +2,7 @@
 // --node compiles (test/live/programs and CoreDNS): one layer each, the program, /etc/passwd and
 // /etc/group, nothing else (no shell, no libc). The node imports them into containerd, so that
 // no pod ever pulls.
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { accountFiles, buildImage, type BuiltImage, type ImageSpec } from "../../image/oci.js";
 
@@ -17,6 +17,39 @@ export const LIVE_IMAGES = {
   checkout: `berth.local/live/checkout:${TAG}`,
   gitServer: `berth.local/live/git-server:${TAG}`,
 } as const;
+
+/**
+ * Crossplane core's image, laid out as upstream's (its nix build): the binary at /bin/crossplane
+ * as ENTRYPOINT, the CRDs and webhook configurations `crossplane core init` reads from /crds and
+ * /webhookconfigurations, a writable /tmp and the nonroot user's home, uid 65532, nothing else.
+ * Its binary and manifests are the control plane's own (build.sh), so the chart runs the same
+ * Crossplane the conformance suite runs on the host.
+ */
+export function crossplaneImageSpec(cpBin: string, version: string): ImageSpec {
+  const manifests = (dir: string, into: string) =>
+    readdirSync(join(cpBin, dir))
+      .filter((f) => f.endsWith(".yaml"))
+      .sort()
+      .map((f) => ({ path: `${into}/${f}`, content: readFileSync(join(cpBin, dir, f)) }));
+  return {
+    name: `berth.local/live/crossplane:v${version}`,
+    layers: [
+      {
+        dirs: [
+          { path: "/tmp", mode: 0o1777 },
+          { path: "/home/nonroot", uid: NONROOT, gid: NONROOT },
+        ],
+        files: [
+          { path: "/bin/crossplane", content: readFileSync(join(cpBin, "crossplane")), mode: 0o755 },
+          ...manifests("crossplane-crds", "/crds"),
+          ...manifests("crossplane-webhookconfigurations", "/webhookconfigurations"),
+          ...accountFiles([{ name: "nonroot", uid: NONROOT, gid: NONROOT, home: "/home/nonroot" }]),
+        ],
+      },
+    ],
+    config: { User: `${NONROOT}:${NONROOT}`, Entrypoint: ["/bin/crossplane"], Env: ["HOME=/home/nonroot"] },
+  };
+}
 
 // Where Go's crypto/x509 looks first on Debian-like systems.
 const CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt";

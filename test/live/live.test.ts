@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { issueCert } from "../conformance/controlplane/controlplane.js";
 import { condition, sleep, waitFor, type Obj } from "../conformance/setup.js";
 import { startLiveCluster, type LiveCluster } from "./cluster.js";
-import { FUNCTION_NAME, FUNCTION_NAMESPACE, rollOutFunction } from "./function-pod.js";
+import { CROSSPLANE_NAMESPACE, FUNCTION_NAME, rollOutFunction } from "./operator-install.js";
 import { shippedRuntime } from "../../image/shipped.js";
 import {
   CONTROL_NS,
@@ -211,10 +211,48 @@ const kubePod = async (): Promise<Where> => ({ ns: KUBE.ns, pod: await jobPod(KU
 const sessionPod: Where = { ns: SESSION.ns, pod: "workspace", container: "runtime" };
 const ip = (ns: string, name: string) => podIPs[`${ns}/${name}`]!;
 
-describe("Berth's function on the node", () => {
-  it("runs as a pod of the Function package pulled from the registry, as 65532 with the image's ENTRYPOINT, and Crossplane calls it over TLS through its Service", async () => {
-    const { package: pkg, endpoint } = live.functionPod;
-    const pods = await live.cp.kube.list<Obj>("v1", "Pod", FUNCTION_NAMESPACE, `pkg.crossplane.io/function=${FUNCTION_NAME}`);
+describe("Crossplane and Berth, installed as operators install them", () => {
+  it("Crossplane runs on the node from its Helm chart, with the package manager and its webhooks serving the API server", async () => {
+    const release = await live.cluster.get<any>("v1", "Secret", "sh.helm.release.v1.crossplane.v1", CROSSPLANE_NAMESPACE);
+    expect(release?.type, "Helm's release record").toBe("helm.sh/release.v1");
+    for (const app of ["crossplane", "crossplane-rbac-manager"]) {
+      const pods = await live.cp.kube.list<any>("v1", "Pod", CROSSPLANE_NAMESPACE, `app=${app}`);
+      expect(pods.map((p) => [p.spec.nodeName, p.status.phase]), app).toEqual([[live.node.name, "Running"]]);
+    }
+    // The API server calls Crossplane's webhook: a ConfigMap a Usage protects cannot be deleted.
+    const probe = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "live-webhook-probe", namespace: CROSSPLANE_NAMESPACE }, data: { why: "a Usage protects me" } };
+    const usage = {
+      apiVersion: "protection.crossplane.io/v1beta1",
+      kind: "Usage",
+      metadata: { name: "live-webhook-probe", namespace: CROSSPLANE_NAMESPACE },
+      spec: { of: { apiVersion: "v1", kind: "ConfigMap", resourceRef: { name: probe.metadata.name } }, reason: "the live tier's webhook check" },
+    };
+    await live.cluster.apply(probe as any);
+    await live.cluster.apply(usage as any);
+    await waitFor("the Usage marks the ConfigMap in use", async () => (await live.cluster.getOf<any>(probe))?.metadata?.labels?.["crossplane.io/in-use"] === "true", 60_000);
+    const path = await live.cluster.path("v1", "ConfigMap", probe.metadata.name, CROSSPLANE_NAMESPACE);
+    const refused = await live.cluster.request("DELETE", `${path}?dryRun=All`);
+    expect(refused.status, refused.text).toBe(409);
+    expect(refused.body?.message).toMatch(/^admission webhook "nousages\.protection\.crossplane\.io" denied the request: This resource is in-use by 1 usage/);
+    await live.cluster.delete(usage.apiVersion, usage.kind, usage.metadata.name, CROSSPLANE_NAMESPACE);
+    await waitFor("the ConfigMap deleted once nothing uses it", async () => (await live.cluster.request("DELETE", path)).status === 200, 60_000);
+  });
+
+  it("the Function and Configuration are pulled from the registry; the function runs as Crossplane's Deployment runtime made it, and Crossplane calls it over TLS", async () => {
+    const pkg = live.berth.function;
+    const fn = await live.cluster.get<any>("pkg.crossplane.io/v1", "Function", FUNCTION_NAME);
+    expect(fn.spec.package).toBe(pkg.publicRef);
+    expect(fn.status.resolvedPackage, "the ImageConfig's rewrite to the registry").toBe(pkg.ref);
+    const configuration = await live.cluster.get<any>("pkg.crossplane.io/v1", "Configuration", "configuration-berth");
+    expect(condition(configuration, "Healthy")?.status).toBe("True");
+    // The Configuration's dependency on xpkg.crossplane.io/berth-dev/function-berth is the Function above.
+    const source = pkg.publicRef.slice(0, pkg.publicRef.lastIndexOf(":"));
+    const lock = await live.cluster.get<any>("pkg.crossplane.io/v1beta1", "Lock", "lock");
+    const locked = (kind: string) => (lock?.packages ?? []).filter((p: any) => p.kind === kind);
+    expect(locked("Function").map((p: any) => [p.source, p.version])).toEqual([[source, pkg.version]]);
+    expect(locked("Configuration").map((p: any) => p.dependencies.map((d: any) => d.package))).toEqual([[source]]);
+    expect(condition(lock, "Resolved")?.status).toBe("True");
+    const pods = await live.cp.kube.list<Obj>("v1", "Pod", CROSSPLANE_NAMESPACE, `pkg.crossplane.io/function=${FUNCTION_NAME}`);
     expect(pods.length).toBe(1);
     const fnPod = pods[0]! as any;
     const status = fnPod.status.containerStatuses[0];
@@ -223,13 +261,16 @@ describe("Berth's function on the node", () => {
     // package's layers are the image's plus package.yaml: test/conformance/crossplane-cli.ts).
     expect(status.image).toBe(pkg.ref);
     expect(status.imageID).toBe(`${pkg.ref.slice(0, pkg.ref.lastIndexOf(":"))}@${pkg.digest}`);
-    // Its process, read on the host: the image's ENTRYPOINT, as uid 65532.
-    const pid = await live.node.containerPid(FUNCTION_NAMESPACE, fnPod.metadata.name, "package-runtime");
+    // Its process, read on the host: the image's ENTRYPOINT, as the uid Crossplane's runtime
+    // sets for every package (2000: its default pod security context), never root.
+    const pid = await live.node.containerPid(CROSSPLANE_NAMESPACE, fnPod.metadata.name, "package-runtime");
     expect(readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean)).toEqual(shippedRuntime().entrypoint);
-    expect(readFileSync(`/proc/${pid}/status`, "utf8")).toMatch(/^Uid:\s+65532\s+65532\s+65532\s+65532$/m);
-    // Crossplane dials the Service's ClusterIP, and the workspace it composed through it is Synced.
-    const revision = (await live.cp.kube.list<any>("pkg.crossplane.io/v1", "FunctionRevision", undefined, `pkg.crossplane.io/package=${FUNCTION_NAME}`))[0];
-    expect(revision.status.endpoint).toBe(endpoint);
+    const uid = fnPod.spec.containers[0].securityContext.runAsUser;
+    expect(uid).toBeGreaterThan(0);
+    expect(readFileSync(`/proc/${pid}/status`, "utf8")).toMatch(new RegExp(`^Uid:\\s+${uid}\\s+${uid}\\s+${uid}\\s+${uid}$`, "m"));
+    // Crossplane dials the Service by name, and the workspace it composed through it is Synced.
+    const revision = (await live.cp.kube.list<any>("pkg.crossplane.io/v1", "FunctionRevision", undefined, `pkg.crossplane.io/package=${FUNCTION_NAME}`)).find((r) => r.spec.desiredState === "Active");
+    expect(revision.status.endpoint).toBe(`dns:///${FUNCTION_NAME}.${CROSSPLANE_NAMESPACE}:9443`);
     const xr = await live.cluster.get("workspaces.berth.dev/v1alpha1", "DeveloperWorkspace", `${DEV.id}-xr`);
     expect(condition(xr!, "Synced")?.status).toBe("True");
   });
@@ -529,33 +570,33 @@ describe("upgrades", () => {
 
   /** True once Crossplane holds a connection to the function's current pod (gRPC dials on the first call). */
   async function crossplaneCalls(ref: string): Promise<boolean> {
-    const pods = await live.cp.kube.list<any>("v1", "Pod", FUNCTION_NAMESPACE, `pkg.crossplane.io/function=${FUNCTION_NAME}`);
+    const pods = await live.cp.kube.list<any>("v1", "Pod", CROSSPLANE_NAMESPACE, `pkg.crossplane.io/function=${FUNCTION_NAME}`);
     if (pods.length !== 1 || pods[0].spec.containers[0].image !== ref) return false;
-    const pid = await live.node.containerPid(FUNCTION_NAMESPACE, pods[0].metadata.name, "package-runtime");
+    const pid = await live.node.containerPid(CROSSPLANE_NAMESPACE, pods[0].metadata.name, "package-runtime");
     // /proc/<pid>/net/tcp lists the pod's sockets: state 01 (established) on local port 9443 (0x24E3).
     return readFileSync(`/proc/${pid}/net/tcp`, "utf8").split("\n").some((l) => /^\s*\d+: [0-9A-F]+:24E3 [0-9A-F]+:[0-9A-F]+ 01 /.test(l));
   }
 
-  it("the next Function package rolls out under running workspaces and re-creates or changes nothing they own; so does rolling back", async () => {
-    const first = live.functionPod.package;
+  it("the next release rolls out under running workspaces and re-creates or changes nothing they own; so does rolling back", async () => {
+    const first = live.berth.function;
     const before = await owned();
-    const [major, minor, patch] = first.image.name.slice(first.image.name.lastIndexOf(":v") + 2).split(".").map(Number);
-    const next = await live.pushFunctionRelease(`${major}.${minor}.${patch! + 1}`);
+    const [major, minor, patch] = first.version.slice(1).split(".").map(Number);
+    const next = await live.publishRelease(`v${major}.${minor}.${patch! + 1}`);
     expect(next.digest).not.toBe(first.digest);
 
     for (const pkg of [next, first]) {
       const t = Date.now();
-      await rollOutFunction(live.cp, live.cluster, pkg);
+      await rollOutFunction(live.cp, pkg);
       // Every workspace is reconciled again within the function's response TTL (60 s), through
       // the only function pod left: wait until Crossplane has called it, and then a full TTL.
       await waitFor(`Crossplane calling ${pkg.ref}`, () => crossplaneCalls(pkg.ref), 120_000);
       await sleep(65_000);
       const after = await owned();
-      expect(after.uids, `composed objects after rolling out ${pkg.ref}`).toEqual(before.uids);
-      expect(after.versions, `Namespaces and PVCs after rolling out ${pkg.ref}`).toEqual(before.versions);
-      say(`rolled out ${pkg.ref} (${pkg.digest}) in ${((Date.now() - t) / 1000).toFixed(0)} s: ${Object.keys(after.uids).length} composed objects kept`);
+      expect(after.uids, `composed objects after rolling out ${pkg.publicRef}`).toEqual(before.uids);
+      expect(after.versions, `Namespaces and PVCs after rolling out ${pkg.publicRef}`).toEqual(before.versions);
+      say(`rolled out ${pkg.publicRef} (${pkg.digest}) in ${((Date.now() - t) / 1000).toFixed(0)} s: ${Object.keys(after.uids).length} composed objects kept`);
     }
-  }, 420_000);
+  }, 480_000);
 });
 
 describe("the machine", () => {

@@ -13,7 +13,7 @@
 #   ${BERTH_CACHE:-$HOME/.cache/berth}/bin/<tag>/paths.env  (KEY=VALUE)
 #   --node: ${BERTH_CACHE:-$HOME/.cache/berth}/bin/node-<nodetag>/{kubelet,kube-scheduler,
 #       kube-proxy,containerd,containerd-shim-runc-v2,ctr,runc,crictl,kube-router,coredns,
-#       registry-<DISTRIBUTION_VERSION>}
+#       registry-<DISTRIBUTION_VERSION>, helm-<HELM_VERSION>}
 #       and programs/{pause,workspace-probe,checkout,git-server} (rebuilt every time: they are
 #       the project's own code)
 # A binary already present is not rebuilt (delete it, or pass --force).
@@ -131,6 +131,7 @@ if [ "$node" = 1 ]; then
   pinned "$here/go/kube-router" github.com/cloudnativelabs/kube-router/v2 "v$KUBE_ROUTER_VERSION"
   pinned "$here/go/coredns" github.com/coredns/coredns "v$COREDNS_VERSION"
   pinned "$here/go/distribution" github.com/distribution/distribution/v3 "v$DISTRIBUTION_VERSION"
+  pinned "$here/go/helm" helm.sh/helm/v3 "v$HELM_VERSION"
 fi
 
 build etcd "$here/go/etcd" berth.dev/conformance/controlplane/etcd
@@ -158,6 +159,12 @@ mkdir -p "$bin/crossplane-crds"
 cp "$xpdir"/cluster/crds/*.yaml "$bin/crossplane-crds/"
 chmod -R u+w "$bin/crossplane-crds"
 log "crossplane CRDs: $(ls "$bin/crossplane-crds" | wc -l) files in $bin/crossplane-crds"
+# ... and, for Crossplane in the cluster (the live tier), its webhook configurations (the image's
+# /webhookconfigurations) and its Helm chart, both from the same module.
+rm -rf "$bin/crossplane-webhookconfigurations" "$bin/crossplane-chart"
+cp -r "$xpdir/cluster/webhookconfigurations" "$bin/crossplane-webhookconfigurations"
+cp -r "$xpdir/cluster/charts/crossplane" "$bin/crossplane-chart"
+chmod -R u+w "$bin/crossplane-webhookconfigurations" "$bin/crossplane-chart"
 
 cat > "$bin/paths.env" <<ENV
 BERTH_CP_BIN=$bin
@@ -168,6 +175,7 @@ KUBECTL=$bin/kubectl
 CROSSPLANE=$bin/crossplane
 CROSSPLANE_CLI=$bin/crossplane-cli
 CROSSPLANE_CRDS=$bin/crossplane-crds
+CROSSPLANE_CHART=$bin/crossplane-chart
 ENV
 
 if [ "$node" = 1 ]; then
@@ -195,6 +203,9 @@ if [ "$node" = 1 ]; then
   # Named with its version, so that a new pin builds a new binary in the same node folder.
   out="$nodebin" build "registry-$DISTRIBUTION_VERSION" "$here/go/distribution" github.com/distribution/distribution/v3/cmd/registry \
     "-X github.com/distribution/distribution/v3/version.version=v$DISTRIBUTION_VERSION"
+  # Helm, for installing Crossplane from its chart (install/install.sh), versioned like the registry.
+  out="$nodebin" build "helm-$HELM_VERSION" "$here/go/helm" helm.sh/helm/v3/cmd/helm \
+    "-X helm.sh/helm/v3/internal/version.version=v$HELM_VERSION"
   # The live images' own programs (test/live/programs): the project's code, so always rebuilt
   # (Go's build cache makes that quick when nothing changed).
   if wanted programs; then

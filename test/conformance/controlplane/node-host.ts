@@ -175,7 +175,13 @@ export async function undoHost(r: HostRecord, log: (m: string) => void): Promise
     if (r.hostLink) {
       const link = r.hostLink;
       await attempt(`deleting link ${link}`, async () => {
-        if ((await run("ip", ["link", "show", link], { allowFailure: true })).code === 0) await run("ip", ["link", "del", link]);
+        const exists = async () => (await run("ip", ["link", "show", link], { allowFailure: true })).code === 0;
+        // Deleting the node's namespace takes the veth pair with it, asynchronously: the link
+        // may go between the check and the delete, which is the outcome wanted.
+        if (await exists()) {
+          const del = await run("ip", ["link", "del", link], { allowFailure: true });
+          if (del.code !== 0 && (await exists())) throw new Error(`ip link del ${link} failed (${del.code}): ${del.stderr.trim()}`);
+        }
       });
     }
     if (!r.runNetnsMounted) {

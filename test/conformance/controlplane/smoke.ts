@@ -18,6 +18,7 @@ import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
 import { startControlPlane } from "./controlplane.js";
 import { condition, type KubeObject } from "./kube.js";
+import { installedFunction } from "../../support/function-name.js";
 
 const argv = process.argv.slice(2);
 const dd = argv.indexOf("--");
@@ -28,7 +29,7 @@ const opt = (f: string) => {
   const i = own.indexOf(f);
   return i >= 0 ? own[i + 1] : undefined;
 };
-const fnName = opt("--function") ?? "function-berth";
+const fnName = opt("--function") ?? installedFunction().name;
 const paths = own.filter((a, i) => !a.startsWith("--") && own[i - 1] !== "--function" && own[i - 1] !== "--timeout");
 if (!fnCmd[0] || paths.length === 0) {
   process.stderr.write("usage: smoke.ts [--function NAME] [--drift] [--gc] [--synced-only] [--timeout S] [--keep] FILE_OR_DIR... -- COMMAND ARGS...\n");

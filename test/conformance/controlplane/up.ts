@@ -10,6 +10,7 @@
 // With --port, Crossplane is pointed at a function you run yourself on localhost:PORT
 // (give it --tls-server-certs-dir=<the printed BERTH_FUNCTION_TLS_DIR>).
 import { startControlPlane } from "./controlplane.js";
+import { installedFunction } from "../../support/function-name.js";
 
 const dashdash = process.argv.indexOf("--");
 const own = dashdash >= 0 ? process.argv.slice(0, dashdash) : process.argv;
@@ -24,7 +25,7 @@ const cp = await startControlPlane({
   keepRunDir: own.includes("--keep"),
   crossplane: !own.includes("--no-crossplane"),
 });
-const fnName = arg("--function") ?? "function-berth";
+const fnName = arg("--function") ?? installedFunction().name;
 let port = arg("--port");
 try {
   if (fnCommand[0]) {

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Conformance on kind, for machines with a container engine: creates a kind cluster and a local
-# registry, installs Crossplane with Helm, builds Berth's function image and both packages,
-# installs them and the admission manifests, then runs the same suite as CI with
-# BERTH_CONFORMANCE_KUBECONFIG pointing at the cluster.
+# registry, publishes Berth's packages there (install/publish.sh), installs Crossplane from its
+# Helm chart and Berth from the registry (install/install.sh, the script the live tier runs),
+# then runs the same suite as CI with BERTH_CONFORMANCE_KUBECONFIG pointing at the cluster.
 #
 #   npm run conformance:kind                 # create (or reuse), install, test
 #   KEEP=1 npm run conformance:kind          # keep the cluster afterwards (default: delete it)
@@ -22,7 +22,6 @@ cluster="${KIND_CLUSTER:-berth-conformance}"
 docker="${DOCKER:-docker}"
 crossplane="${CROSSPLANE_CLI:-crossplane}"
 registry="${REGISTRY_NAME:-berth-kind-registry}"
-tag="v0.1.0-conformance"
 work="$root/.cache/kind"
 kubeconfig="$work/kubeconfig"
 mkdir -p "$work"
@@ -45,7 +44,15 @@ trap cleanup EXIT
 # 1. The cluster.
 if ! kind get clusters 2>/dev/null | grep -qx "$cluster"; then
   log "creating kind cluster $cluster"
-  kind create cluster --name "$cluster" --kubeconfig "$kubeconfig" --wait 120s
+  # containerd reads per-registry settings from certs.d (step 2 says to pull from the registry over HTTP).
+  kind create cluster --name "$cluster" --kubeconfig "$kubeconfig" --wait 120s --config - <<YAML
+kind: Cluster
+apiVersion: kind.x-k8s.io/v1alpha4
+containerdConfigPatches:
+  - |-
+    [plugins."io.containerd.grpc.v1.cri".registry]
+      config_path = "/etc/containerd/certs.d"
+YAML
 else
   kind get kubeconfig --name "$cluster" > "$kubeconfig"
 fi
@@ -61,69 +68,25 @@ fi
 regip="$("$docker" inspect -f '{{with index .NetworkSettings.Networks "kind"}}{{.IPAddress}}{{end}}' "$registry")"
 [ -n "$regip" ] || { echo "registry has no address on the kind network" >&2; exit 1; }
 log "registry at localhost:5001 (in cluster: $regip:5000)"
+for n in $(kind get nodes --name "$cluster"); do
+  "$docker" exec "$n" mkdir -p "/etc/containerd/certs.d/$regip:5000"
+  printf '[host."http://%s:5000"]\n' "$regip" | "$docker" exec -i "$n" cp /dev/stdin "/etc/containerd/certs.d/$regip:5000/hosts.toml"
+done
 
-# 3. Crossplane, the same core version as the local control plane.
-log "installing Crossplane $CROSSPLANE_VERSION with Helm"
-helm repo add crossplane-stable https://charts.crossplane.io/stable --force-update >/dev/null
-helm upgrade --install crossplane crossplane-stable/crossplane --version "$CROSSPLANE_VERSION" \
-  --kubeconfig "$kubeconfig" --namespace crossplane-system --create-namespace --wait --timeout 5m
+# 3. Berth's packages, built and pushed to the local registry (install/publish.sh: the function
+#    image from its pinned sources, no Docker build needed, embedded in the Function package).
+version="v$(sed -n 's/^  "version": "\(.*\)",$/\1/p' package.json | head -n1)"
+log "publishing Berth $version to localhost:5001/berth-dev"
+CROSSPLANE_CLI="$crossplane" BERTH_WORK="$work/packages" install/publish.sh localhost:5001/berth-dev "$version"
 
-# 4. The function image, loaded into the nodes (no registry pull for the runtime), and the
-#    packages, pushed to the local registry.
-image="berth.local/function-berth:$tag"
-log "building $image"
-"$docker" build -f package/Dockerfile -t "$image" .
-kind load docker-image "$image" --name "$cluster"
-log "building and pushing the packages"
-rm -f "$work"/*.xpkg
-"$crossplane" xpkg build --package-root package --embed-runtime-image "$image" -o "$work/function-berth.xpkg"
-"$crossplane" xpkg build --package-root . --examples-root examples \
-  --ignore 'functions/*,test/*,node_modules/*,package/*,image/*,bench/*,admission/*,.cache/*,.ci/*' -o "$work/configuration-berth.xpkg"
-"$crossplane" xpkg push -f "$work/function-berth.xpkg" "localhost:5001/berth/function-berth:$tag"
-"$crossplane" xpkg push -f "$work/configuration-berth.xpkg" "localhost:5001/berth/configuration-berth:$tag"
-
-# 5. Berth: third-party CRDs, admission manifests (their RBAC lets Crossplane compose Berth's
-#    kinds), the Function (its runtime is the image loaded above), the Configuration.
-log "installing Berth"
-# The upstream CRDs pinned in test/upstream-crds.yaml (BERTH_UPSTREAM_CRDS, or downloaded and checked).
+# 4. Crossplane from its chart, then Berth, by the script the live tier runs too. The
+#    upstream CRDs (agent-sandbox, Agent Substrate, snapshots) come first, as an operator's
+#    runtimes would bring them. The cluster pulls the packages from the registry's address on
+#    kind's network (plain HTTP: go-containerregistry speaks it to RFC 1918 addresses).
 upstream_crds="$(npx tsx test/support/upstream-crds.ts)"
 k apply --server-side -f "$upstream_crds/agent-sandbox" -f "$upstream_crds/agent-substrate" -f "$upstream_crds/volume-snapshot"
-k apply --server-side -f admission/params.yaml
-k apply --server-side -f admission/policies.yaml -f admission/rbac.yaml
-k apply --server-side -f - <<YAML
-apiVersion: pkg.crossplane.io/v1beta1
-kind: DeploymentRuntimeConfig
-metadata: { name: function-berth-local }
-spec:
-  deploymentTemplate:
-    spec:
-      selector: {}
-      template:
-        spec:
-          containers:
-            - name: package-runtime
-              image: $image
-              imagePullPolicy: Never
----
-apiVersion: pkg.crossplane.io/v1
-kind: Function
-metadata: { name: function-berth }
-spec:
-  package: $regip:5000/berth/function-berth:$tag
-  runtimeConfigRef: { name: function-berth-local }
----
-apiVersion: pkg.crossplane.io/v1
-kind: Configuration
-metadata: { name: configuration-berth }
-spec:
-  package: $regip:5000/berth/configuration-berth:$tag
-  # Its dependency names the published function-berth; the local one above stands in for it.
-  skipDependencyResolution: true
-YAML
-k wait --for=condition=Healthy function.pkg.crossplane.io/function-berth --timeout=300s
-k wait --for=condition=Healthy configuration.pkg.crossplane.io/configuration-berth --timeout=300s
-k wait --for=condition=Established xrd --all --timeout=120s
+KUBECONFIG="$kubeconfig" BERTH_VERSION="$version" BERTH_MIRROR="$regip:5000/berth-dev" install/install.sh
 
-# 6. The suite.
+# 5. The suite.
 log "running the conformance suite"
 BERTH_CONFORMANCE_KUBECONFIG="$kubeconfig" npx vitest run --config test/conformance/vitest.config.ts "$@"
