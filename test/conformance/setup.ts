@@ -2,7 +2,8 @@
 //
 // With BERTH_CONFORMANCE_KUBECONFIG set, the suite uses that cluster as it is: Berth (its
 // Function and Configuration, the admission manifests) and the third-party CRDs are expected to
-// be installed already (test/conformance/kind/run.sh does it). Otherwise globalSetup starts the
+// be installed already (install/install.sh does it: `npm run test:conformance:live` on the live
+// cluster, test/conformance/kind/run.sh on kind). Otherwise globalSetup starts the
 // local control plane (test/conformance/controlplane: etcd, kube-apiserver,
 // kube-controller-manager and Crossplane core as plain processes), starts function-berth on
 // loopback with a certificate from Crossplane's CA, and installs what a cluster operator would:
