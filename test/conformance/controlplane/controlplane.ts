@@ -129,6 +129,10 @@ export interface ControlPlane {
   startFunction(f: { name: string; command: string; args?: string[]; env?: NodeJS.ProcessEnv; port?: number; cwd?: string }): Promise<{ port: number; pid: number | undefined; logFile: string }>;
   /** Runs `hook` first when stop() is called (what was started on top of the control plane, newest first). */
   onStop(hook: () => Promise<void>): void;
+  /** The pid of every process started here that still runs, by name (etcd, kube-apiserver, crossplane, function-<name>, ...). */
+  pids(): Record<string, number>;
+  /** Crossplane's Prometheus metrics (controller-runtime's reconcile counts), on 127.0.0.1. Undefined without Crossplane. */
+  crossplaneMetricsPort?: number;
   /** Kills every process (SIGTERM, then SIGKILL after 10 s); removes the run folder unless kept. */
   stop(): Promise<void>;
 }
@@ -424,6 +428,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       ...(existsSync(cliPath) ? { crossplaneCLI: cliPath } : {}),
       registerFunction: (name, port, capabilities) => registerFunction(kube, name, port, capabilities),
       onStop: (hook) => void beforeStop.push(hook),
+      pids: () => Object.fromEntries(processes.procs.filter((p) => p.exitCode === undefined && p.child.pid).map((p) => [p.name, p.child.pid!])),
       startFunction: async (f) => {
         if (!cp.functionTLSDir) throw new Error("startFunction needs Crossplane (its CA signs the function's certificate)");
         const port = f.port ?? (await freePort());
@@ -496,6 +501,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
 
     t = Date.now();
     const health = await freePort();
+    cp.crossplaneMetricsPort = await freePort();
     const core = launch("crossplane", crossplaneBinary, [
       "core",
       "start",
@@ -503,7 +509,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       "--package-runtime=External",
       `--namespace=${CROSSPLANE_NAMESPACE}`,
       `--xpkg-cache-dir=${join(runDir, "xpkg-cache")}`,
-      `--metrics-port=${await freePort()}`,
+      `--metrics-port=${cp.crossplaneMetricsPort}`,
       `--health-probe-port=${health}`,
       `--poll-interval=${opts.pollInterval ?? "1m"}`,
       ...(debug ? ["--debug"] : []),
