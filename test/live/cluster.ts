@@ -22,7 +22,7 @@ import { upstreamCRDs } from "../support/upstream-crds.js";
 import { buildImage } from "../../image/oci.js";
 import { packageVersion } from "../../image/build.js";
 import { buildLiveImages, crossplaneImageSpec, LIVE_IMAGES } from "./images.js";
-import { installBerth, publishRelease, type FunctionPackage, type InstalledBerth } from "./operator-install.js";
+import { installBerth, publishRelease, type FunctionPackage } from "./operator-install.js";
 import { startRegistry } from "./registry.js";
 
 /** The StorageClass whose volumes the loop provisioner makes: exactly the requested size, enforced on write. */
@@ -34,8 +34,8 @@ export interface LiveCluster {
   node: Node;
   network: NodeNetwork;
   provisioner: LoopProvisioner;
-  /** Berth as installed: the Function release running, and the Configuration. */
-  berth: InstalledBerth;
+  /** The release installed: the Function package the cluster runs. */
+  release: FunctionPackage;
   /** Builds and pushes both packages of another release (the same bundle), for upgrades. */
   publishRelease(version: string): Promise<FunctionPackage>;
   kubeconfig: string;
@@ -247,7 +247,7 @@ export async function startLiveCluster(opts: { log?: (m: string) => void } = {})
     await installUpstreamCRDs(cluster, log);
     log(`cluster DNS, storage and the upstream CRDs ready in ${((Date.now() - t) / 1000).toFixed(1)} s`);
     t = Date.now();
-    const berth = await installBerth(cp, registry, { helm: join(nodeBin, `helm-${readVersions().HELM_VERSION}`), crossplaneImage: crossplaneImage.name, release });
+    await installBerth(cp, registry, { helm: join(nodeBin, `helm-${readVersions().HELM_VERSION}`), crossplaneImage: crossplaneImage.name, release });
     log(`Crossplane (Helm) and Berth ${release.version} (from ${registry.host}) installed in ${((Date.now() - t) / 1000).toFixed(1)} s`);
     const server = new URL(cp.server);
     return {
@@ -255,7 +255,7 @@ export async function startLiveCluster(opts: { log?: (m: string) => void } = {})
       node,
       network,
       provisioner,
-      berth,
+      release,
       publishRelease: (version) => publishRelease(cp, registry, version, join(runDir, "packages")),
       kubeconfig: cp.kubeconfig,
       cluster,

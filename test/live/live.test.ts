@@ -239,7 +239,7 @@ describe("Crossplane and Berth, installed as operators install them", () => {
   });
 
   it("the Function and Configuration are pulled from the registry; the function runs as Crossplane's Deployment runtime made it, and Crossplane calls it over TLS", async () => {
-    const pkg = live.berth.function;
+    const pkg = live.release;
     const fn = await live.cluster.get<any>("pkg.crossplane.io/v1", "Function", FUNCTION_NAME);
     expect(fn.spec.package).toBe(pkg.publicRef);
     expect(fn.status.resolvedPackage, "the ImageConfig's rewrite to the registry").toBe(pkg.ref);
@@ -578,7 +578,7 @@ describe("upgrades", () => {
   }
 
   it("the next release rolls out under running workspaces and re-creates or changes nothing they own; so does rolling back", async () => {
-    const first = live.berth.function;
+    const first = live.release;
     const before = await owned();
     const [major, minor, patch] = first.version.slice(1).split(".").map(Number);
     const next = await live.publishRelease(`v${major}.${minor}.${patch! + 1}`);

@@ -26,9 +26,9 @@ const execFile = promisify(execFileCb);
 /** What the Function is installed as (the name the Compositions call), and its published package. */
 export const { name: FUNCTION_NAME, package: FUNCTION_PACKAGE } = installedFunction();
 export const CROSSPLANE_NAMESPACE = "crossplane-system";
-/** Where the packages are published; install.sh pulls this path from the mirror. */
-export const PUBLIC_PATH = "xpkg.crossplane.io/berth-dev";
 const MIRROR_REPOSITORY = "berth-dev";
+/** The Function package's own repository name (function-berth), as published under any registry path. */
+const FUNCTION_REPOSITORY = FUNCTION_PACKAGE.slice(FUNCTION_PACKAGE.lastIndexOf("/") + 1);
 
 /** One release of the Function package, as pushed. */
 export interface FunctionPackage {
@@ -42,11 +42,6 @@ export interface FunctionPackage {
   digest: string;
 }
 
-export interface InstalledBerth {
-  function: FunctionPackage;
-  configurationRef: string;
-}
-
 /** install/publish.sh: both packages of one release, built with the real CLI and pushed. */
 export async function publishRelease(cp: ControlPlane, registry: Registry, version: string, workDir: string): Promise<FunctionPackage> {
   if (!cp.crossplaneCLI) throw new Error("publishing Berth's packages needs the Crossplane CLI (build.sh builds it)");
@@ -55,8 +50,8 @@ export async function publishRelease(cp: ControlPlane, registry: Registry, versi
   return {
     version,
     publicRef: `${FUNCTION_PACKAGE}:${version}`,
-    ref: `${mirror}/function-berth:${version}`,
-    digest: await registry.manifestDigest(`${MIRROR_REPOSITORY}/function-berth`, version),
+    ref: `${mirror}/${FUNCTION_REPOSITORY}:${version}`,
+    digest: await registry.manifestDigest(`${MIRROR_REPOSITORY}/${FUNCTION_REPOSITORY}`, version),
   };
 }
 
@@ -65,7 +60,7 @@ export async function installBerth(
   cp: ControlPlane,
   registry: Registry,
   opts: { helm: string; crossplaneImage: string; release: FunctionPackage },
-): Promise<InstalledBerth> {
+): Promise<void> {
   await script("install.sh", [], {
     KUBECONFIG: cp.kubeconfig,
     HELM: opts.helm,
@@ -82,7 +77,6 @@ export async function installBerth(
     HELM_CACHE_HOME: join(cp.runDir, "helm", "cache"),
     HELM_DATA_HOME: join(cp.runDir, "helm", "data"),
   });
-  return { function: opts.release, configurationRef: `${PUBLIC_PATH}/configuration-berth:${opts.release.version}` };
 }
 
 /**
