@@ -13,7 +13,7 @@ import { RunFunctionRequest, RunFunctionResponse, to } from "@crossplane-org/fun
 import type { KubeObject } from "../functions/berth/model.js";
 import { type Case, interleaved, scalingSeries } from "./scaling.js";
 import { decodeStruct, encodeStruct } from "./struct-codec.js";
-import { fullWorkspace, goTemplateInput, steadyState } from "./workload.js";
+import { fullWorkspace, steadyState } from "./workload.js";
 
 const { values } = parseArgs({ options: { quick: { type: "boolean", default: false }, "no-scaling": { type: "boolean", default: false } } });
 const quick = values.quick!;
@@ -33,7 +33,7 @@ if (!berth) throw new Error("dist/functions/berth/function.js is missing: run np
 const run = berth.runFunction;
 const codec = { decode: (b: Uint8Array) => RunFunctionRequest.decode(b), encode: (r: RunFunctionResponse) => RunFunctionResponse.encode(r).finish() };
 
-const s = await steadyState(run, "DeveloperWorkspace", fullWorkspace(), { input: goTemplateInput() });
+const s = await steadyState(run, "DeveloperWorkspace", fullWorkspace());
 const rsp = run(s.req);
 const rspBytes = codec.encode(rsp);
 

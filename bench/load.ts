@@ -54,7 +54,7 @@ export function rawClient(address: string): RawClient {
 
 /** How to start one function under test. */
 export interface Target {
-  /** Short key: floor, echo, berth, peer. */
+  /** Short key: floor, echo, gofloor, berth, image. */
   key: string;
   label: string;
   command: string;

@@ -10,7 +10,7 @@ import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { start, throughput } from "./load.js";
-import { fullWorkspace, goTemplateInput, steadyState } from "./workload.js";
+import { fullWorkspace, steadyState } from "./workload.js";
 
 interface CallFrame {
   functionName: string;
@@ -195,7 +195,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
     if (b.status !== 0) process.exit(1);
   }
   const fn = (await import(pathToFileURL(resolve("dist/functions/berth/function.js")).href)) as typeof import("../functions/berth/function.js");
-  const s = await steadyState((req) => fn.runFunction(req), "DeveloperWorkspace", fullWorkspace(), { input: goTemplateInput() });
+  const s = await steadyState((req) => fn.runFunction(req), "DeveloperWorkspace", fullWorkspace());
   const dir = `${process.env.BERTH_CACHE ?? `${process.env.HOME}/.cache/berth`}/bench/profiles`;
   if (!existsSync(dir)) mkdirSync(dir, { recursive: true });
   const seconds = Math.max(1, Math.min(120, Number(values.seconds)));

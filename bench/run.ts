@@ -1,17 +1,18 @@
-// npm run bench [-- --json <file>] [--rounds N] [--quick] [--skip-build] [--no-peer] [--no-image] [--no-scaling] [--profile]
+// npm run bench [-- --json <file>] [--rounds N] [--quick] [--skip-build] [--no-go-floor] [--no-image] [--no-scaling] [--profile]
 //
 // Benchmarks function-berth as Crossplane runs it: the compiled function process, driven over
 // real gRPC on loopback, for a full DeveloperWorkspace in its steady state (every requirement
 // answered, every composed resource observed). In the same run and with the same request
 // bytes it measures two references, and prints Berth's figures as ratios to both:
-//   floor  a no-op function on the same SDK and Node (bench/noop-function.ts): returns to(req);
-//   peer   crossplane-contrib/function-go-templating, pinned, built by bench/go-templating/build.sh,
-//          rendering the same objects from bench/go-templating/workspace.tmpl.
+//   floor     a no-op function on the same SDK and Node (bench/noop-function.ts): returns to(req);
+//   Go floor  the same no-op on the Go SDK, github.com/crossplane/function-sdk-go pinned in
+//             bench/go-noop/go.mod and built by bench/go-noop/build.sh: returns response.To(req).
+// Both floors are SDK floors: what serving one call costs before the function does anything.
 // The function image (image/build.ts) is measured beside them as it ships: its own Node.js and
 // libraries, its ENTRYPOINT run in its unpacked root filesystem as 65532, with /proc mounted as a
 // container runtime would (needs root to chroot).
 // A third reference, floor+echo, is the no-op returning the observed objects as desired: a
-// response as large as Berth's, so the gap between the floors is the cost of that size.
+// response as large as Berth's, so the gap between it and the floor is the cost of that size.
 // Targets are measured in rounds, each round starting every process afresh in a rotated order,
 // and every figure printed is the median over rounds (ratios: the median of per-round ratios).
 // See bench/README.md.
@@ -29,7 +30,7 @@ import { rootfsCommand, SHIPPED_ENTRY, shippedNodeFlags } from "../image/shipped
 import { buildFunctionImage, defaultImageName } from "../image/build.js";
 import { unpackImage } from "../image/oci.js";
 import { exponent, type Point } from "./scaling.js";
-import { EXECUTION_EXAMPLE, executionWorkspace, fullWorkspace, goTemplateInput, type Scenario, steadyState } from "./workload.js";
+import { EXECUTION_EXAMPLE, executionWorkspace, fullWorkspace, type Scenario, steadyState } from "./workload.js";
 
 const { values: opts } = parseArgs({
   options: {
@@ -37,7 +38,7 @@ const { values: opts } = parseArgs({
     rounds: { type: "string" },
     quick: { type: "boolean", default: false },
     "skip-build": { type: "boolean", default: false },
-    "no-peer": { type: "boolean", default: false },
+    "no-go-floor": { type: "boolean", default: false },
     "no-scaling": { type: "boolean", default: false },
     profile: { type: "boolean", default: false },
     "node-flags": { type: "string" },
@@ -76,17 +77,17 @@ if (!opts["skip-build"]) {
 }
 if (!sh(process.execPath, ["node_modules/typescript/bin/tsc", "-p", "bench/tsconfig.json"], "compiling bench/ (tsc -p bench/tsconfig.json)").ok) process.exit(1);
 
-let peerBin: string | undefined;
-let peerProblem: string | undefined;
-if (!opts["no-peer"]) {
-  log("== building the peer (bench/go-templating/build.sh)");
-  const b = sh("bash", ["bench/go-templating/build.sh"], "bench/go-templating/build.sh");
-  peerBin = /^PEER_BIN=(.+)$/m.exec(b.stdout)?.[1];
-  if (!b.ok || !peerBin) {
-    peerBin = undefined;
-    peerProblem = b.stderr.trim().split("\n").slice(-6).join("\n");
+let goFloorBin: string | undefined;
+let goFloorProblem: string | undefined;
+if (!opts["no-go-floor"]) {
+  log("== building the Go floor (bench/go-noop/build.sh)");
+  const b = sh("bash", ["bench/go-noop/build.sh"], "bench/go-noop/build.sh");
+  goFloorBin = /^GO_FLOOR_BIN=(.+)$/m.exec(b.stdout)?.[1];
+  if (!b.ok || !goFloorBin) {
+    goFloorBin = undefined;
+    goFloorProblem = b.stderr.trim().split("\n").slice(-6).join("\n");
   }
-} else peerProblem = "skipped (--no-peer)";
+} else goFloorProblem = "skipped (--no-go-floor)";
 
 let image: { target: Target; digest: string; compressedBytes: number; uncompressedBytes: number; node: string } | undefined;
 let imageProblem: string | undefined;
@@ -115,7 +116,7 @@ else {
   }
 }
 
-const PEER_VERSION = /^VERSION=(\S+)/m.exec(readFileSync("bench/go-templating/build.sh", "utf8"))?.[1] ?? "?";
+const GO_SDK_VERSION = /^require github\.com\/crossplane\/function-sdk-go (\S+)$/m.exec(readFileSync("bench/go-noop/go.mod", "utf8"))?.[1] ?? "?";
 
 // ---- requests -------------------------------------------------------------------------------
 
@@ -123,22 +124,21 @@ type Fn = typeof import("../functions/berth/function.js");
 const berthModule = (await import(pathToFileURL(resolve("dist/functions/berth/function.js")).href)) as Fn;
 const runInProcess = (req: RunFunctionRequest) => berthModule.runFunction(req);
 
-const input = goTemplateInput();
-const dev = await steadyState(runInProcess, "DeveloperWorkspace", fullWorkspace(), { input });
+const dev = await steadyState(runInProcess, "DeveloperWorkspace", fullWorkspace());
 const devStatus = dev.rsp.desired?.composite?.resource?.status as { phase?: string } | undefined;
 if (devStatus?.phase !== "Ready") throw new Error(`the steady-state request should render a Ready workspace, got ${JSON.stringify(devStatus)}`);
 
 // ==== ExecutionWorkspace slot ===============================================================
 // The ExecutionWorkspace kind is being built. When examples/executionworkspace-sandbox.yaml
 // exists, its steady state is benchmarked on the same Berth process in every round (Berth
-// only: the floor's figures apply unchanged, and the go-templating peer has no template for it).
+// only: a no-op's figures do not depend on the kind, so the floors' apply unchanged).
 let exec: Scenario | undefined;
 let execProblem: string | undefined;
 const execXR = executionWorkspace();
 if (execXR === undefined) execProblem = `slot empty: ${EXECUTION_EXAMPLE} does not exist yet`;
 else {
   try {
-    exec = await steadyState(runInProcess, "ExecutionWorkspace", execXR, { input });
+    exec = await steadyState(runInProcess, "ExecutionWorkspace", execXR);
   } catch (err) {
     execProblem = `${EXECUTION_EXAMPLE} is present but cannot be benchmarked yet: ${(err as Error).message}`;
   }
@@ -156,7 +156,9 @@ const targets: Target[] = [
   { key: "echo", label: "floor+echo (no-op, Berth-sized reply)", command: node, args: [NOOP_BUNDLE], env: { BERTH_NOOP_ECHO: "1" }, nodeFlags },
   { key: "berth", label: "berth", command: node, args: [berthEntry], nodeFlags },
   ...(image ? [image.target] : []),
-  ...(peerBin ? [{ key: "peer", label: `peer (go-templating ${PEER_VERSION})`, command: peerBin, args: [] }] : []),
+  // The Go SDK's Serve also starts a Prometheus endpoint, on :8080 by default; port 0 keeps it
+  // (and its per-call interceptor) without holding a fixed port on a shared machine.
+  ...(goFloorBin ? [{ key: "gofloor", label: `floor (Go SDK ${GO_SDK_VERSION})`, command: goFloorBin, args: ["--metrics-address", "127.0.0.1:0"] }] : []),
 ];
 
 /** How the desired objects of a response compare with Berth's own (in-process) render. */
@@ -186,12 +188,22 @@ interface RoundResult extends Latency {
   exec?: { p50: number; p99: number; rps: number };
 }
 const results: Record<string, RoundResult[]> = Object.fromEntries(targets.map((t) => [t.key, []]));
-let peerCheck: ReturnType<typeof compareRender> | undefined;
+let goFloorReply: { tag: string; ttlSeconds: number; desired: number } | undefined;
+
+/** A no-op's reply carries the request's tag and hands back its desired state: here none. */
+function checkNoop(t: Target, rsp: RunFunctionResponse): { tag: string; ttlSeconds: number; desired: number } {
+  const tag = rsp.meta?.tag ?? "";
+  const desired = Object.keys(rsp.desired?.resources ?? {}).length;
+  if (tag !== dev.req.meta?.tag) throw new Error(`the ${t.key} process answered with tag ${JSON.stringify(tag)}, not the request's ${JSON.stringify(dev.req.meta?.tag)}`);
+  if (desired !== 0) throw new Error(`the ${t.key} process answered with ${desired} desired composed resources, where the request has none`);
+  return { tag, ttlSeconds: Number(rsp.meta?.ttl?.seconds ?? NaN), desired };
+}
 
 async function measureTarget(t: Target): Promise<RoundResult> {
   const r: Running = await start(t, dev.bytes);
   try {
-    if (t.key === "peer" && peerCheck === undefined) peerCheck = compareRender(r.first);
+    if (t.key === "floor") checkNoop(t, r.first);
+    if (t.key === "gofloor") goFloorReply = checkNoop(t, r.first);
     if (t.key === "berth" || t.key === "image") {
       const c = compareRender(r.first);
       if (c.same !== c.total) throw new Error(`the ${t.key} process rendered differently from the in-process render: ${c.different.join(", ")}`);
@@ -223,7 +235,7 @@ for (let round = 0; round < ROUNDS; round++) {
     const r = await measureTarget(t);
     results[t.key]!.push(r);
     log(
-      `  round ${round + 1} ${t.key.padEnd(5)} start ${r.startupMs.toFixed(0).padStart(4)} ms  p50 ${r.p50.toFixed(3)} p99 ${r.p99.toFixed(3)} ms  ${r.rps.toFixed(0).padStart(5)} req/s  HWM ${r.hwmMb.toFixed(1)} MB` +
+      `  round ${round + 1} ${t.key.padEnd(7)} start ${r.startupMs.toFixed(0).padStart(4)} ms  p50 ${r.p50.toFixed(3)} p99 ${r.p99.toFixed(3)} ms  ${r.rps.toFixed(0).padStart(5)} req/s  HWM ${r.hwmMb.toFixed(1)} MB` +
         (r.exec ? `  | exec p50 ${r.exec.p50.toFixed(3)} ms ${r.exec.rps.toFixed(0)} req/s` : ""),
     );
   }
@@ -260,7 +272,7 @@ const head = `${pad("", 40)}${lpad("p50 ms", 9)}${lpad("p99 ms", 9)}${lpad("req/
 const line = (label: string, cells: string[]) => `${pad(label, 40)}${lpad(cells[0]!, 9)}${lpad(cells[1]!, 9)}${lpad(cells[2]!, 11)}${lpad(cells[3]!, 12)}${lpad(cells[4]!, 13)}${lpad(cells[5] ?? "", 13)}${lpad(cells[6] ?? "", 11)}`;
 
 const cpu = cpus()[0]?.model ?? "unknown CPU";
-const goVersion = peerBin ? sh("go", ["env", "GOVERSION"], "go env").stdout.trim() : undefined;
+const goVersion = goFloorBin ? sh("go", ["env", "GOVERSION"], "go env").stdout.trim() : undefined;
 const pkgVersion = (name: string) => (JSON.parse(readFileSync(`node_modules/${name}/package.json`, "utf8")) as { version: string }).version;
 const commit = sh("git", ["rev-parse", "--short", "HEAD"], "git").stdout.trim();
 const dirty = sh("git", ["status", "--porcelain", "--", "functions"], "git").stdout.trim() !== "";
@@ -285,13 +297,15 @@ const ratioRow = (ref: string, label: string, of = "berth") =>
   rows.push(line(label, [`${fmt(ratio(ref, "p50", of))}x`, `${fmt(ratio(ref, "p99", of))}x`, `${fmt(ratio(ref, "rps", of))}x`, `${fmt(ratio(ref, "startupMs", of))}x`, `${fmt(ratio(ref, "hwmMb", of))}x`, `${fmt(ratio(ref, "idleRssMb", of))}x`]));
 ratioRow("floor", "berth / floor");
 ratioRow("echo", "berth / floor+echo");
-if (results.peer) ratioRow("peer", "berth / peer");
+if (results.gofloor) ratioRow("gofloor", "berth / floor (Go SDK)");
 if (results.image) ratioRow("berth", "image / berth (host Node)", "image");
 rows.push("(latency, start-up, RSS: lower is better, so < 1x beats the reference; req/s: higher is better, so > 1x does)");
 rows.push("");
-if (peerBin && peerCheck) {
-  rows.push(`peer render: ${peerCheck.same} of ${peerCheck.total} composed resources identical to Berth's${peerCheck.different.length ? ` (different: ${peerCheck.different.join(", ")})` : ""}`);
-} else rows.push(`peer: not measured: ${peerProblem ?? "unknown"}`);
+rows.push(
+  goFloorBin && goFloorReply
+    ? `Go floor: function-sdk-go ${GO_SDK_VERSION} (bench/go-noop), ${goVersion}, CGO_ENABLED=0; its first reply decoded: tag "${goFloorReply.tag}", ${goFloorReply.desired} desired composed resources, TTL ${goFloorReply.ttlSeconds} s`
+    : `Go floor: not measured: ${goFloorProblem ?? "unknown"}`,
+);
 rows.push(
   image
     ? `image: ${image.digest}, ${fmt(image.compressedBytes / 1e6, 1)} MB compressed, ${fmt(image.uncompressedBytes / 1e6, 1)} MB uncompressed; Node ${image.node} from image/sources.yaml against the host's ${process.version}`
@@ -300,10 +314,8 @@ rows.push(
 rows.push(`ExecutionWorkspace: ${exec ? `measured (${exec.rendered} composed resources, request ${fmt(exec.bytes.length / 1024, 1)} KiB)` : execProblem}`);
 
 const p50Floor = ratio("floor", "p50");
-const p50Peer = ratio("peer", "p50");
 const checks = [
   { name: `p50 within ${TARGETS_GOAL.p50RatioToFloor}x of the floor`, ok: p50Floor <= TARGETS_GOAL.p50RatioToFloor, value: `${fmt(p50Floor)}x` },
-  { name: "p50 faster than the peer", ok: results.peer ? p50Peer < 1 : undefined, value: results.peer ? `${fmt(p50Peer)}x` : "no peer" },
   { name: `start-up under ${TARGETS_GOAL.startupMs} ms`, ok: med("berth", "startupMs") < TARGETS_GOAL.startupMs, value: `${fmt(med("berth", "startupMs"), 0)} ms` },
   { name: `peak RSS under ${TARGETS_GOAL.peakRssMb} MB`, ok: med("berth", "hwmMb") < TARGETS_GOAL.peakRssMb, value: `${fmt(med("berth", "hwmMb"), 1)} MB` },
 ];
@@ -369,7 +381,7 @@ const json = {
     sdk: pkgVersion("@crossplane-org/function-sdk-typescript"),
     grpc_js: pkgVersion("@grpc/grpc-js"),
     go: goVersion ?? null,
-    function_go_templating: peerBin ? PEER_VERSION : null,
+    function_sdk_go: goFloorBin ? GO_SDK_VERSION : null,
   },
   method: { rounds: ROUNDS, concurrency: CONCURRENCY, ...PHASE, request_bytes: dev.bytes.length, composed_resources: dev.rendered },
   p50_ms: med("berth", "p50"),
@@ -380,17 +392,17 @@ const json = {
   idle_rss_mb: med("berth", "idleRssMb"),
   p50_ratio_to_floor: p50Floor,
   p50_ratio_to_floor_echo: ratio("echo", "p50"),
-  p50_ratio_to_peer: results.peer ? p50Peer : null,
+  p50_ratio_to_go_floor: results.gofloor ? ratio("gofloor", "p50") : null,
   p99_ratio_to_floor: ratio("floor", "p99"),
-  p99_ratio_to_peer: results.peer ? ratio("peer", "p99") : null,
+  p99_ratio_to_go_floor: results.gofloor ? ratio("gofloor", "p99") : null,
   throughput_ratio_to_floor: ratio("floor", "rps"),
-  throughput_ratio_to_peer: results.peer ? ratio("peer", "rps") : null,
+  throughput_ratio_to_go_floor: results.gofloor ? ratio("gofloor", "rps") : null,
   startup_ratio_to_floor: ratio("floor", "startupMs"),
-  startup_ratio_to_peer: results.peer ? ratio("peer", "startupMs") : null,
+  startup_ratio_to_go_floor: results.gofloor ? ratio("gofloor", "startupMs") : null,
   peak_rss_ratio_to_floor: ratio("floor", "hwmMb"),
-  peak_rss_ratio_to_peer: results.peer ? ratio("peer", "hwmMb") : null,
+  peak_rss_ratio_to_go_floor: results.gofloor ? ratio("gofloor", "hwmMb") : null,
   targets: Object.fromEntries(checks.map((c) => [c.name, c.ok ?? null])),
-  references: { floor: summary("floor"), floor_echo: summary("echo"), peer: summary("peer"), berth: summary("berth"), image: summary("image") },
+  references: { floor: summary("floor"), floor_echo: summary("echo"), go_floor: summary("gofloor"), berth: summary("berth"), image: summary("image") },
   image: image
     ? {
         digest: image.digest,
@@ -402,7 +414,7 @@ const json = {
         peak_rss_ratio_to_host_bundle: ratio("berth", "hwmMb", "image"),
       }
     : { problem: imageProblem },
-  peer: peerBin ? { version: PEER_VERSION, binary: peerBin, identical_objects: peerCheck?.same, objects: peerCheck?.total, different: peerCheck?.different } : { problem: peerProblem },
+  go_floor: goFloorBin ? { sdk_version: GO_SDK_VERSION, binary: goFloorBin, first_reply: goFloorReply ?? null } : { problem: goFloorProblem },
   execution_workspace: exec
     ? {
         p50_ms: median(results.berth!.map((r) => r.exec!.p50)),

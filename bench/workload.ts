@@ -1,7 +1,7 @@
 // The requests `npm run bench` sends: a full DeveloperWorkspace as Crossplane would send it once
 // everything exists, built by running the function itself (the requirement loop, then the
 // rendered objects fed back as observed composed resources with a status).
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import {
   Ready,
   type Resource,
@@ -16,7 +16,6 @@ import { edited, loadObject, loadObjects } from "../test/fixtures.js";
 export type RunFunc = (req: RunFunctionRequest) => RunFunctionResponse | Promise<RunFunctionResponse>;
 
 export const EXECUTION_EXAMPLE = "examples/executionworkspace-sandbox.yaml";
-export const GO_TEMPLATE = "bench/go-templating/workspace.tmpl";
 
 /**
  * Every object the examples provide (profiles, classes, cluster objects), for answering required
@@ -38,21 +37,10 @@ export function fullWorkspace(): KubeObject {
 
 const wrap = (o: KubeObject): Resource => ({ resource: o, connectionDetails: {}, ready: Ready.READY_UNSPECIFIED });
 
-/** The GoTemplate input function-go-templating reads; Berth and the floor ignore `input`. */
-export function goTemplateInput(): Record<string, unknown> {
-  return {
-    apiVersion: "gotemplating.fn.crossplane.io/v1beta1",
-    kind: "GoTemplate",
-    source: "Inline",
-    inline: { template: readFileSync(GO_TEMPLATE, "utf8") },
-  };
-}
-
 export function makeRequest(opts: {
   composite: KubeObject;
   observed?: Record<string, KubeObject>;
   required?: Record<string, KubeObject[]>;
-  input?: Record<string, unknown>;
 }): RunFunctionRequest {
   return RunFunctionRequest.fromPartial({
     meta: { tag: "bench" },
@@ -61,7 +49,6 @@ export function makeRequest(opts: {
       resources: Object.fromEntries(Object.entries(opts.observed ?? {}).map(([k, o]) => [k, wrap(o)])),
     },
     requiredResources: Object.fromEntries(Object.entries(opts.required ?? {}).map(([k, items]) => [k, { items: items.map(wrap) }])),
-    ...(opts.input ? { input: opts.input } : {}),
   });
 }
 
@@ -170,7 +157,7 @@ export async function steadyState(
   run: RunFunc,
   name: string,
   composite: KubeObject,
-  opts: { pool?: KubeObject[]; input?: Record<string, unknown>; extraObserved?: number; limitObserved?: number } = {},
+  opts: { pool?: KubeObject[]; extraObserved?: number; limitObserved?: number } = {},
 ): Promise<Scenario> {
   const required = await answerRequirements(run, composite, opts.pool ?? clusterObjects());
   // The first reconcile asks only for the Namespace; reconcile until the set stops growing.
@@ -206,7 +193,7 @@ export async function steadyState(
   // Render once more so that the XR carries the status this observed state produces.
   const second = await run(makeRequest({ composite: settledXR, observed, required }));
   const xr = observedComposite(composite, second.desired?.composite?.resource?.status as Record<string, unknown> | undefined, Object.keys(observed), observed);
-  const req = makeRequest({ composite: xr, observed, required, ...(opts.input ? { input: opts.input } : {}) });
+  const req = makeRequest({ composite: xr, observed, required });
   const rsp = await run(req);
   const fatal2 = fatalResults(rsp);
   if (fatal2.length > 0) throw new Error(`${name}: fatal result with observed state: ${fatal2.join("; ")}`);
