@@ -17,8 +17,11 @@ export interface Case {
   want: RunFunctionResponse | { golden: string };
 }
 
+/** Berth's response TTLs (functions/berth/ttl.ts): short while a workspace moves, long once it has settled. */
 export const TTL = { seconds: 60, nanos: 0 };
+export const AT_REST_TTL = { seconds: 900, nanos: 0 };
 export const meta = { tag: "test", ttl: TTL };
+const metaAtRest = { tag: "test", ttl: AT_REST_TTL };
 
 export const requirement = {
   profile: { apiVersion: "workspaces.berth.dev/v1alpha1", kind: "WorkspaceProfile", matchName: "standard" },
@@ -78,7 +81,7 @@ function statusOnlyCase(
   name: string,
   reason: string,
   req: RunFunctionRequest,
-  want: { kind: string; status: Record<string, unknown>; reqs: Record<string, ResourceSelector>; warnings: string[]; ready?: Ready },
+  want: { kind: string; status: Record<string, unknown>; reqs: Record<string, ResourceSelector>; warnings: string[]; ready?: Ready; atRest?: boolean },
 ): Case {
   return {
     name,
@@ -88,7 +91,7 @@ function statusOnlyCase(
       conditions: [],
       context: undefined,
       desired: { composite: composite(want.kind, want.status, want.ready ?? Ready.READY_FALSE), resources: {} },
-      meta,
+      meta: want.atRest ? metaAtRest : meta,
       requirements: requirements(want.reqs),
       results: want.warnings.map(warningResult),
     },
@@ -231,6 +234,7 @@ export const CASES: Case[] = [
         message:
           'persistent storage refused: StorageClass "xfs-quota" uses rancher.io/local-path, which sizes volumes at admission only: it is not a conforming persistent-capacity backend',
       },
+      atRest: true,
       reqs: ALL_REQUIREMENTS,
       warnings: [
         'DeveloperWorkspace "alice-payments-xr": persistent storage refused: StorageClass "xfs-quota" uses rancher.io/local-path, which sizes volumes at admission only: it is not a conforming persistent-capacity backend',
@@ -266,6 +270,7 @@ export const CASES: Case[] = [
         reason: "CapacityNotEnforced",
         message: "persistent storage refused: the profile declares capacityEnforcement AdmissionOnly; persistent workspaces need Runtime",
       },
+      atRest: true,
       reqs: ALL_REQUIREMENTS,
       warnings: [
         'DeveloperWorkspace "alice-payments-xr": persistent storage refused: the profile declares capacityEnforcement AdmissionOnly; persistent workspaces need Runtime',
@@ -358,6 +363,7 @@ export const CASES: Case[] = [
       warnings: [
         'StorageClass "xfs-quota" uses rancher.io/local-path, which sizes volumes at admission only: it is not a conforming persistent-capacity backend',
       ],
+      atRest: true,
       ready: Ready.READY_TRUE,
     },
   ),

@@ -10,6 +10,7 @@ import {
 import type { Logger } from "pino";
 import { RENDERERS } from "./kinds/index.js";
 import type { KubeObject, Observed, Verdict } from "./model.js";
+import { DEFAULT_TTLS, type ResponseTTLs, responseTTL } from "./ttl.js";
 import { describeComposite } from "./verdicts.js";
 
 const readiness = (ready: boolean) => (ready ? Ready.READY_TRUE : Ready.READY_FALSE);
@@ -48,8 +49,8 @@ export function render(observed: Observed): Verdict {
 }
 
 /** Writes a verdict into a response. A fatal verdict leaves the desired state as it came. */
-export function respond(req: RunFunctionRequest, verdict: Verdict): RunFunctionResponse {
-  const rsp = to(req);
+export function respond(req: RunFunctionRequest, verdict: Verdict, ttls: ResponseTTLs = DEFAULT_TTLS): RunFunctionResponse {
+  const rsp = to(req, { seconds: responseTTL(verdict, ttls), nanos: 0 });
   const resources: Record<string, { apiVersion: string; kind: string; matchName: string; namespace?: string }> = {};
   for (const [key, r] of Object.entries(verdict.requirements)) {
     resources[key] = { apiVersion: r.apiVersion, kind: r.kind, matchName: r.name, ...(r.namespace !== undefined ? { namespace: r.namespace } : {}) };
@@ -76,10 +77,14 @@ export function respond(req: RunFunctionRequest, verdict: Verdict): RunFunctionR
 }
 
 /** The composition function: request in, desired state out. */
-export function runFunction(req: RunFunctionRequest, logger?: Logger): RunFunctionResponse {
+export function runFunction(req: RunFunctionRequest, logger?: Logger, ttls: ResponseTTLs = DEFAULT_TTLS): RunFunctionResponse {
   const observed = observedFrom(req);
   if (observed === undefined) return fatal(to(req), "cannot render: the request has no observed composite resource");
   const verdict = render(observed);
-  logger?.debug({ composite: describeComposite(observed), verdict: verdict.type, resources: verdict.type === "rendered" ? Object.keys(verdict.resources).length : 0 }, "rendered");
-  return respond(req, verdict);
+  const rsp = respond(req, verdict, ttls);
+  logger?.debug(
+    { composite: describeComposite(observed), verdict: verdict.type, resources: verdict.type === "rendered" ? Object.keys(verdict.resources).length : 0, ttlSeconds: rsp.meta?.ttl?.seconds },
+    "rendered",
+  );
+  return rsp;
 }

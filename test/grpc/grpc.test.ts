@@ -7,6 +7,7 @@ import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXECUTION_CASES } from "../execution-cases.js";
 import { CASES, expected } from "../cases.js";
+import { ttlsFromEnvironment } from "../../functions/berth/ttl.js";
 import { connect, type FunctionProcess, type RunFunctionClient, startFunction } from "../support/function-process.js";
 import { SHIPPED_ENTRY, shippedNodeFlags } from "../../image/shipped.js";
 import { tempDirs } from "../support/temp.js";
@@ -54,5 +55,36 @@ describe("TLS is not optional", () => {
       plain.close();
       await fn.stop();
     }
+  });
+});
+
+describe("the response TTLs are the operator's to set (BERTH_TTL_PROVISIONING, BERTH_TTL_AT_REST)", () => {
+  const byName = (name: string) => [...CASES, ...EXECUTION_CASES].find((c) => c.name === name)!;
+
+  it("the shipped bundle answers a moving workspace and a settled document with the TTLs from its environment", async () => {
+    const pki = makeTestPKI(tempDir);
+    const fn = await startFunction({ entry: SHIPPED_ENTRY, nodeFlags: shippedNodeFlags(), tlsDir: pki.serverDir, env: { ...process.env, BERTH_TTL_PROVISIONING: "5s", BERTH_TTL_AT_REST: "2h" } });
+    const client = connect(fn.address, pki.clientDir);
+    try {
+      expect((await client.runFunction(byName("WaitingForProfile").req)).meta?.ttl).toEqual({ seconds: 5, nanos: 0 });
+      expect((await client.runFunction(byName("WorkspaceProfileValidated").req)).meta?.ttl).toEqual({ seconds: 7200, nanos: 0 });
+    } finally {
+      client.close();
+      await fn.stop();
+    }
+  });
+
+  it("a bad value stops the process at start-up with the variable named", async () => {
+    const expectedMessage = (() => {
+      try {
+        ttlsFromEnvironment({ BERTH_TTL_AT_REST: "soon" });
+      } catch (e) {
+        return (e as Error).message;
+      }
+    })();
+    expect(expectedMessage).toContain("BERTH_TTL_AT_REST");
+    await expect(startFunction({ entry: SHIPPED_ENTRY, insecure: true, env: { ...process.env, BERTH_TTL_AT_REST: "soon" } })).rejects.toThrow(
+      `function exited with 2:\nfunction-berth: ${expectedMessage}`,
+    );
   });
 });

@@ -1,0 +1,54 @@
+import type { Verdict } from "./model.js";
+
+/**
+ * How long Crossplane may wait before it composes a workspace again when nothing it watches
+ * has changed: the response TTL. With realtime compositions (Crossplane's default since 2.0)
+ * every composed and required object is watched, so a change to any of them reconciles the
+ * workspace at once and the TTL is only a safety net. Crossplane requeues after the TTL, and
+ * the SDK's default of 60 s costs every idle workspace a reconcile, a call and a dozen no-op
+ * API requests a minute. Berth answers with a short TTL while a workspace is on its way
+ * somewhere and a long one once it has arrived.
+ */
+export interface ResponseTTLs {
+  /** Seconds, while the workspace is Pending, Provisioning, Suspending, Resuming or Deleting. */
+  provisioning: number;
+  /** Seconds, once it is Ready, Suspended or Failed (and for documents without a phase). */
+  atRest: number;
+}
+
+export const DEFAULT_TTLS: ResponseTTLs = { provisioning: 60, atRest: 15 * 60 };
+
+/** The environment variables that override the defaults, as Go-style durations ("30s", "15m", "1h"). */
+export const TTL_ENV = { provisioning: "BERTH_TTL_PROVISIONING", atRest: "BERTH_TTL_AT_REST" } as const;
+
+const SETTLED = new Set(["Ready", "Suspended", "Failed"]);
+
+/** The TTL for a verdict's response, in seconds. */
+export function responseTTL(verdict: Verdict, ttls: ResponseTTLs): number {
+  if (verdict.type === "fatal") return ttls.provisioning;
+  const phase = verdict.status.phase;
+  return typeof phase !== "string" || SETTLED.has(phase) ? ttls.atRest : ttls.provisioning;
+}
+
+const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600 };
+
+/** Parses "90s", "15m", "1h" or "1h30m" into seconds; at least 1 s and at most 24 h. */
+export function parseDuration(text: string): number | undefined {
+  const parts = [...text.matchAll(/(\d+)([smh])/g)];
+  if (parts.length === 0 || parts.map((p) => p[0]).join("") !== text) return undefined;
+  const seconds = parts.reduce((sum, p) => sum + Number(p[1]) * UNIT_SECONDS[p[2]!]!, 0);
+  return seconds >= 1 && seconds <= 24 * 3600 ? seconds : undefined;
+}
+
+/** The TTLs the process runs with: the defaults, overridden by the environment. A bad value is an error naming the variable. */
+export function ttlsFromEnvironment(env: Record<string, string | undefined>): ResponseTTLs {
+  const ttls = { ...DEFAULT_TTLS };
+  for (const key of ["provisioning", "atRest"] as const) {
+    const text = env[TTL_ENV[key]];
+    if (text === undefined || text === "") continue;
+    const seconds = parseDuration(text);
+    if (seconds === undefined) throw new Error(`${TTL_ENV[key]}=${JSON.stringify(text)}: want a duration between 1s and 24h such as "30s", "15m" or "1h"`);
+    ttls[key] = seconds;
+  }
+  return ttls;
+}
