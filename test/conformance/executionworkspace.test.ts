@@ -4,7 +4,7 @@
 // restored into a new workspace in its own namespace.
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { fatalMessages, renderConverged } from "../../functions/berth/local-render.js";
-import { Cluster, condition, load, loadOne, type Obj, ref, renderedFields, subsetDiff, waitFor } from "./setup.js";
+import { classPermitsInEffect, Cluster, condition, load, loadOne, type Obj, ref, renderedFields, subsetDiff, waitFor } from "./setup.js";
 
 const c = new Cluster(inject("kubeconfig"));
 const API = "workspaces.berth.dev/v1alpha1";
@@ -53,6 +53,7 @@ describe("ExecutionWorkspaces on a real control plane", () => {
     for (const o of [...load("examples/cluster/storageclass.yaml"), ...load("examples/cluster/services.yaml"), loadOne("examples/profile.yaml"), ...CLASSES]) await c.apply(o);
     for (const cls of CLASSES) {
       await waitFor(`ExecutionWorkspaceClass ${cls.metadata!.name} Ready`, async () => condition(await c.getOf(cls), "Ready")?.status === "True", 120_000);
+      await classPermitsInEffect(c, cls.metadata!.name!);
     }
     await c.apply(SANDBOX);
     await c.apply(SUBSTRATE);

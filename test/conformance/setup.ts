@@ -251,6 +251,31 @@ export function renderedFields(o: Obj): Record<string, unknown> {
   return { ...rest, metadata: { labels: metadata?.labels ?? {} } };
 }
 
+/**
+ * Waits until the ExecutionWorkspaceClass's own permits binding refuses what it must: a dry-run
+ * ExecutionWorkspace asking for more CPU than any class permits is denied with the class's
+ * message. Until then the API server may still deny every ExecutionWorkspace with "failed to
+ * configure policy: failed to find resource referenced by paramKind": the policy's paramKind
+ * (the class's CRD, which Crossplane creates from the XRD) resolves through the API server's
+ * discovery cache, which learns new kinds only when it is next refreshed, so a denial naming the
+ * policy is not yet proof that the policy is in effect.
+ */
+export async function classPermitsInEffect(c: Cluster, className: string, as?: Identity): Promise<void> {
+  await waitFor(`binding berth-class-${className}`, () => c.get("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", `berth-class-${className}`), 60_000);
+  const probe: Obj = {
+    apiVersion: "workspaces.berth.dev/v1alpha1",
+    kind: "ExecutionWorkspace",
+    metadata: { name: `permits-probe-${className}` },
+    spec: { classRef: { name: className }, sessionRef: { name: "permits-probe", namespace: "default" }, requests: { resources: { cpu: "1024" } } },
+  };
+  await waitFor(`ExecutionWorkspaceClass ${className}'s permits binding in effect`, async () => {
+    const res = await c.create(probe, { as, dryRun: true });
+    const answer = String(res.body?.message ?? res.text);
+    if (!answer.includes(`exceeds what ExecutionWorkspaceClass "${className}" permits`)) throw new Error(`the probe was answered ${res.status}: ${answer}`);
+    return true;
+  }, 120_000, 1000);
+}
+
 export const ref = (o: Obj) => `${o.kind} ${o.metadata?.namespace ? `${o.metadata.namespace}/` : ""}${o.metadata?.name}`;
 
 // ---------------------------------------------------------------------------------------------
