@@ -1,4 +1,5 @@
-// npm run bench:system [-- --n 50,200,1000] [--idle-minutes 10] [--json <file>] [--keep-going]
+// npm run bench:system [-- --n 50,200,1000] [--idle-minutes 10] [--json <file>]
+//                        [--ttl-provisioning 60s] [--ttl-at-rest 15m] [--concurrency 32]
 //
 // What the whole system pays for Berth, measured as operators meet it: on the local control
 // plane (etcd, kube-apiserver, kube-controller-manager and Crossplane core as processes,
@@ -8,8 +9,13 @@
 //             resourceRefs complete);
 //   cost      RunFunction calls and Crossplane reconciles per workspace, API requests, and the
 //             CPU seconds and peak RSS of the function, Crossplane, the API server and etcd;
+//   ready     the control plane has no node and no runtime controllers, so a stand-in then
+//             marks each runtime object ready as they would (PVC Bound, Job ready 1, Sandbox
+//             Ready) and the run reports the time and calls until every workspace says Ready;
+//             this is the function and Crossplane reacting, not pods starting;
 //   idle      the same over --idle-minutes with nothing changing, per workspace per hour, and
-//             whether any composed object's resourceVersion moved or any event was written.
+//             which composed objects' and XRs' resourceVersions moved and which events were
+//             written (new ones and repeats of old ones), by kind and reason.
 // In the same run, the floor: a fresh control plane without Crossplane where the same converged
 // objects (read back from the cluster) are applied directly with server-side apply, at the same
 // concurrency. Ratios are Berth's figure over the floor's. Needs the control-plane build
@@ -26,6 +32,7 @@ import type { Kube } from "../test/conformance/controlplane/kube.js";
 import { Cluster, installBerth, installUpstreamCRDs, load, loadOne, REPO, type Obj } from "../test/conformance/setup.js";
 import { installedFunction } from "../test/support/function-name.js";
 import { SHIPPED_ENTRY, shippedNodeFlags } from "../image/shipped.js";
+import { TTL_ENV, ttlsFromEnvironment } from "../functions/berth/ttl.js";
 
 const { values: opts } = parseArgs({
   options: {
@@ -33,12 +40,19 @@ const { values: opts } = parseArgs({
     "idle-minutes": { type: "string", default: "10" },
     json: { type: "string" },
     concurrency: { type: "string", default: "32" },
+    "ttl-provisioning": { type: "string" },
+    "ttl-at-rest": { type: "string" },
   },
   allowPositionals: false,
 });
 const SIZES = opts.n!.split(",").map(Number);
 const IDLE_MS = Number(opts["idle-minutes"]) * 60_000;
 const CONCURRENCY = Number(opts.concurrency);
+/** How long no reconcile may run before the system counts as settled. */
+const QUIET_MS = 60_000;
+/** The function's response TTLs for this run: its defaults unless overridden, set through its own environment variables. */
+const TTL_OVERRIDES = { [TTL_ENV.provisioning]: opts["ttl-provisioning"], [TTL_ENV.atRest]: opts["ttl-at-rest"] };
+const TTLS = ttlsFromEnvironment(TTL_OVERRIDES);
 const API = "workspaces.berth.dev/v1alpha1";
 const KINDS = ["DeveloperWorkspace", "ExecutionWorkspace"] as const;
 /** The processes measured, by their names in the control plane's process set. */
@@ -62,6 +76,29 @@ function peakRssMb(pid: number): number {
   return m ? Number(m[1]) / 1024 : 0;
 }
 
+/** apiserver_request_total by "VERB resource" (subresource appended), e.g. "PATCH jobs/status". */
+function requestsByVerbAndResource(text: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const line of text.split("\n")) {
+    if (!line.startsWith("apiserver_request_total{")) continue;
+    const label = (k: string) => new RegExp(`[{,]${k}="([^"]*)"`).exec(line)?.[1] ?? "";
+    const key = `${label("verb")} ${label("resource")}${label("subresource") ? `/${label("subresource")}` : ""}`;
+    out[key] = (out[key] ?? 0) + Number(line.slice(line.lastIndexOf(" ") + 1));
+  }
+  return out;
+}
+
+/** The largest differences between two by-key counts, most first. */
+function topIncreases(a: Record<string, number>, b: Record<string, number>, limit = 12): Record<string, number> {
+  return Object.fromEntries(
+    Object.entries(b)
+      .map(([k, v]) => [k, v - (a[k] ?? 0)] as const)
+      .filter(([, d]) => d > 0)
+      .sort((x, y) => y[1] - x[1])
+      .slice(0, limit),
+  );
+}
+
 /** Sums a Prometheus counter's samples whose labels match. */
 function sumCounter(text: string, name: string, labels: (l: string) => boolean = () => true): number {
   let total = 0;
@@ -79,20 +116,23 @@ interface Sample {
   calls: number;
   reconciles: number;
   apiRequests: number;
+  requestsBy: Record<string, number>;
 }
 
 async function sample(cp: ControlPlane, functionLog: string | undefined): Promise<Sample> {
   const pids = cp.pids();
   const cpu = Object.fromEntries(Object.entries(COMPONENTS).map(([k, name]) => [k, pids[name] ? cpuSeconds(pids[name]!) : 0])) as Record<Component, number>;
   const metrics = (await cp.kube.raw("GET", "/metrics")).body as unknown;
-  const apiRequests = sumCounter(typeof metrics === "string" ? metrics : "", "apiserver_request_total");
+  const text = typeof metrics === "string" ? metrics : "";
+  const apiRequests = sumCounter(text, "apiserver_request_total");
+  const requestsBy = requestsByVerbAndResource(text);
   let reconciles = 0;
   if (cp.crossplaneMetricsPort) {
     const text = await (await fetch(`http://127.0.0.1:${cp.crossplaneMetricsPort}/metrics`)).text();
     reconciles = sumCounter(text, "controller_runtime_reconcile_total", (l) => /controller="[^"]*workspaces\.berth\.dev/.test(l) && !/WorkspaceProfile|profiles|classes/.test(l));
   }
   const calls = functionLog ? readFileSync(functionLog, "utf8").split("\n").filter((l) => l.includes('"msg":"rendered"') && /(Developer|Execution)Workspace /.test(l)).length : 0;
-  return { at: Date.now(), cpu, calls, reconciles, apiRequests };
+  return { at: Date.now(), cpu, calls, reconciles, apiRequests, requestsBy };
 }
 
 const delta = (a: Sample, b: Sample) => ({
@@ -101,6 +141,7 @@ const delta = (a: Sample, b: Sample) => ({
   calls: b.calls - a.calls,
   reconciles: b.reconciles - a.reconciles,
   apiRequests: b.apiRequests - a.apiRequests,
+  requestsBy: topIncreases(a.requestsBy, b.requestsBy),
 });
 
 /** Runs fn over items with at most `limit` in flight. */
@@ -135,19 +176,75 @@ async function expectedRefs(kube: Kube, kind: string, name: string): Promise<num
 interface XRState {
   synced: number;
   applied: number;
+  ready: number;
+  /** resourceVersion of every sys-* XR, keyed kind/name. */
+  versions: Map<string, string>;
 }
 
 async function xrStates(kube: Kube, want: Record<string, number>): Promise<XRState> {
-  let synced = 0;
-  let applied = 0;
+  const state: XRState = { synced: 0, applied: 0, ready: 0, versions: new Map() };
   for (const kind of KINDS) {
     for (const xr of await kube.list<any>(API, kind)) {
       if (!xr.metadata.name.startsWith("sys-")) continue;
-      if ((xr.status?.conditions ?? []).some((c: any) => c.type === "Synced" && c.status === "True")) synced++;
-      if ((xr.spec?.crossplane?.resourceRefs ?? []).length >= want[kind]!) applied++;
+      if ((xr.status?.conditions ?? []).some((c: any) => c.type === "Synced" && c.status === "True")) state.synced++;
+      if ((xr.spec?.crossplane?.resourceRefs ?? []).length >= want[kind]!) state.applied++;
+      if (xr.status?.phase === "Ready") state.ready++;
+      state.versions.set(`${kind}/${xr.metadata.name}`, xr.metadata.resourceVersion);
     }
   }
-  return { synced, applied };
+  return state;
+}
+
+/**
+ * What the node and the runtimes' controllers would report once a workspace runs, written by
+ * hand because this control plane has neither: the PVC Bound (no binder runs here), the Job with
+ * a ready pod (no Job controller runs here), the Sandbox Ready (no agent-sandbox controller).
+ * Nothing here reverts them, so they stay as a real cluster's would while the workspaces run.
+ */
+const STAND_IN: Record<string, (now: string) => unknown> = {
+  PersistentVolumeClaim: () => ({ phase: "Bound" }),
+  Job: (now) => ({ startTime: now, active: 1, ready: 1 }),
+  Sandbox: (now) => ({ conditions: [{ type: "Ready", status: "True", reason: "StandIn", message: "bench:system stands in for agent-sandbox", lastTransitionTime: now }] }),
+};
+
+async function standInForTheNode(c: Cluster, objects: Map<string, Obj>): Promise<number> {
+  const now = new Date().toISOString().replace(/\.\d+Z$/, "Z");
+  const targets = [...objects.values()].filter((o) => STAND_IN[o.kind!]);
+  await pool(targets, CONCURRENCY, (o) => c.patchStatus(o.apiVersion!, o.kind!, o.metadata!.name!, o.metadata!.namespace, STAND_IN[o.kind!]!(now)));
+  return targets.length;
+}
+
+/** Counts, by "Kind" or "Kind Reason", of what differs between two snapshots. */
+function tally(keys: string[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const k of keys.sort()) out[k] = (out[k] ?? 0) + 1;
+  return out;
+}
+
+/** Every Event in the cluster with how many times it has happened (repeats bump the count, not the list). */
+interface EventSeen {
+  count: number;
+  what: string;
+  message: string;
+}
+
+async function eventCounts(kube: Kube): Promise<Map<string, EventSeen>> {
+  const out = new Map<string, EventSeen>();
+  for (const e of await kube.listAllNamespaces<any>("v1", "Event")) {
+    out.set(`${e.metadata.namespace}/${e.metadata.name}`, { count: e.count ?? e.series?.count ?? 1, what: `${e.involvedObject?.kind} ${e.reason}`, message: `${e.type}: ${e.message}` });
+  }
+  return out;
+}
+
+/** Events written between two snapshots, new ones and repeats, by involved kind and reason, with one message of each. */
+function eventsWritten(before: Map<string, EventSeen>, after: Map<string, EventSeen>): { counts: Record<string, number>; examples: Record<string, string> } {
+  const keys: string[] = [];
+  const examples: Record<string, string> = {};
+  for (const [k, e] of after) {
+    for (let i = before.get(k)?.count ?? 0; i < e.count; i++) keys.push(e.what);
+    if ((before.get(k)?.count ?? 0) < e.count) examples[e.what] ??= e.message.slice(0, 300);
+  }
+  return { counts: tally(keys), examples };
 }
 
 /** Every composed object of the sys-* XRs, as the cluster holds it, keyed kind/namespace/name, with its resourceVersion. */
@@ -199,12 +296,25 @@ interface Result {
   reconciles_per_workspace: number;
   api_requests: number;
   floor_api_requests: number;
+  api_requests_by_verb_and_resource: Record<string, number>;
+  floor_api_requests_by_verb_and_resource: Record<string, number>;
+  idle_api_requests_by_verb_and_resource: Record<string, number>;
   idle_minutes: number;
   idle_calls_per_workspace_hour: number;
   idle_reconciles_per_workspace_hour: number;
   idle_cpu_s_per_workspace_hour: number;
   idle_resource_versions_changed: number;
   idle_events_written: number;
+  idle_resource_versions_changed_by_kind: Record<string, number>;
+  idle_events_by_kind_and_reason: Record<string, number>;
+  idle_event_examples: Record<string, string>;
+  ready_after_stand_in_s: number;
+  quiet_after_stand_in_s: number;
+  idle_calls_by_minute: number[];
+  ready_calls_per_workspace: number;
+  ready_reconciles_per_workspace: number;
+  ttl_provisioning_s: number;
+  ttl_at_rest_s: number;
 }
 
 async function measure(n: number): Promise<Result> {
@@ -213,7 +323,7 @@ async function measure(n: number): Promise<Result> {
   const cp = await startControlPlane({ log: () => {} });
   let floorCp: ControlPlane | undefined;
   try {
-    const fn = await cp.startFunction({ name: installedFunction().name, command: process.execPath, args: [...shippedNodeFlags(), SHIPPED_ENTRY, "--debug"], cwd: REPO });
+    const fn = await cp.startFunction({ name: installedFunction().name, command: process.execPath, args: [...shippedNodeFlags(), SHIPPED_ENTRY, "--debug"], cwd: REPO, env: TTL_OVERRIDES });
     const c = new Cluster(cp.kubeconfig);
     await installBerth(c, () => {});
     await clusterPrerequisites(c);
@@ -249,19 +359,57 @@ async function measure(n: number): Promise<Result> {
     const peak = Object.fromEntries(Object.entries(COMPONENTS).map(([k, name]) => [k, pids[name] ? peakRssMb(pids[name]!) : 0])) as Record<Component, number>;
     say(`N=${n}: all Synced in ${((syncedAt - t0) / 1000).toFixed(1)} s, all objects in ${((appliedAt - t0) / 1000).toFixed(1)} s; ${burst.calls} calls, ${burst.reconciles} reconciles, ${burst.apiRequests} API requests`);
 
-    // Idle: nothing changes; what does the system still do?
+    // Ready: the stand-in marks the runtime objects ready; the function then reports each workspace Ready.
     const objects = await composed(cp.kube);
-    const events0 = (await cp.kube.listAllNamespaces("v1", "Event")).length;
+    const tr = Date.now();
+    const marked = await standInForTheNode(c, objects);
+    let readyAt = 0;
+    for (;;) {
+      const s = await xrStates(cp.kube, want);
+      if (s.ready >= total) break;
+      if (Date.now() - tr > 15 * 60_000) throw new Error(`N=${n}: ${s.ready} of ${total} workspaces Ready 15 min after the stand-in`);
+      await sleep(500);
+    }
+    readyAt = Date.now();
+    // Every workspace says Ready, but what the status writes enqueued may still be queued in
+    // Crossplane (reconciles) and in its event recorder (events drain at its client's rate):
+    // settle until no reconcile has run for QUIET_MS, so that idle measures rest, not backlog.
+    let last = await sample(cp, fn.logFile);
+    let quietSince = Date.now();
+    while (Date.now() - quietSince < QUIET_MS && Date.now() - readyAt < 15 * 60_000) {
+      await sleep(5_000);
+      const now = await sample(cp, fn.logFile);
+      if (now.reconciles !== last.reconciles || now.calls !== last.calls) quietSince = Date.now();
+      last = now;
+    }
+    const settledAt = quietSince;
+    const readying = delta(converged, last);
+    say(`N=${n}: stand-in marked ${marked} runtime objects ready; every workspace Ready ${((readyAt - tr) / 1000).toFixed(1)} s later, quiet ${((settledAt - tr) / 1000).toFixed(1)} s later; ${readying.calls} calls, ${readying.reconciles} reconciles`);
+
+    // Idle: nothing changes; what does the system still do?
+    const atRest = await composed(cp.kube);
+    const xrs0 = (await xrStates(cp.kube, want)).versions;
+    const events0 = await eventCounts(cp.kube);
     const idle0 = await sample(cp, fn.logFile);
     if (IDLE_MS > 0) say(`N=${n}: idle for ${IDLE_MS / 60_000} min`);
-    await sleep(IDLE_MS);
+    // Calls per idle minute, to tell a steady cost from a tail.
+    const idleCallsByMinute: number[] = [];
+    let minuteStart = idle0;
+    for (let m = 0; m < IDLE_MS / 60_000; m++) {
+      await sleep(60_000);
+      const end = await sample(cp, fn.logFile);
+      idleCallsByMinute.push(end.calls - minuteStart.calls);
+      minuteStart = end;
+    }
     const idle1 = await sample(cp, fn.logFile);
     const idle = delta(idle0, idle1);
     const after = await composed(cp.kube);
-    let moved = 0;
-    for (const [k, o] of objects) if (after.get(k)?.metadata?.resourceVersion !== o.metadata?.resourceVersion) moved++;
-    const events = (await cp.kube.listAllNamespaces("v1", "Event")).length - events0;
+    const movedObjects = tally([...atRest].filter(([k, o]) => after.get(k)?.metadata?.resourceVersion !== o.metadata?.resourceVersion).map(([, o]) => o.kind!));
+    const xrs1 = (await xrStates(cp.kube, want)).versions;
+    const movedXRs = tally([...xrs0].filter(([k, v]) => xrs1.get(k) !== v).map(([k]) => k.split("/")[0]!));
+    const events = eventsWritten(events0, await eventCounts(cp.kube));
     const perHour = (x: number) => (IDLE_MS > 0 ? (x / total) * (3_600_000 / (idle1.at - idle0.at)) : 0);
+    const sum = (r: Record<string, number>) => Object.values(r).reduce((a, b) => a + b, 0);
     await cp.stop();
 
     // The floor: the same objects applied directly, Namespaces first, on a control plane with no Crossplane.
@@ -301,12 +449,25 @@ async function measure(n: number): Promise<Result> {
       reconciles_per_workspace: burst.reconciles / (total - 2),
       api_requests: burst.apiRequests,
       floor_api_requests: floor.apiRequests,
+      api_requests_by_verb_and_resource: burst.requestsBy,
+      floor_api_requests_by_verb_and_resource: floor.requestsBy,
+      idle_api_requests_by_verb_and_resource: idle.requestsBy,
       idle_minutes: IDLE_MS / 60_000,
       idle_calls_per_workspace_hour: perHour(idle.calls),
       idle_reconciles_per_workspace_hour: perHour(idle.reconciles),
       idle_cpu_s_per_workspace_hour: perHour(idle.cpu.function + idle.cpu.crossplane + idle.cpu.apiserver + idle.cpu.etcd),
-      idle_resource_versions_changed: moved,
-      idle_events_written: events,
+      idle_resource_versions_changed: sum(movedObjects) + sum(movedXRs),
+      idle_events_written: sum(events.counts),
+      idle_resource_versions_changed_by_kind: { ...movedObjects, ...Object.fromEntries(Object.entries(movedXRs).map(([k, v]) => [`${k} (XR)`, v])) },
+      idle_events_by_kind_and_reason: events.counts,
+      idle_event_examples: events.examples,
+      ready_after_stand_in_s: (readyAt - tr) / 1000,
+      quiet_after_stand_in_s: (settledAt - tr) / 1000,
+      idle_calls_by_minute: idleCallsByMinute,
+      ready_calls_per_workspace: readying.calls / total,
+      ready_reconciles_per_workspace: readying.reconciles / total,
+      ttl_provisioning_s: TTLS.provisioning,
+      ttl_at_rest_s: TTLS.atRest,
     };
   } finally {
     await cp.stop();
@@ -315,6 +476,7 @@ async function measure(n: number): Promise<Result> {
 }
 
 const f = (x: number, d = 1) => x.toFixed(d);
+const top = (r: Record<string, number>) => Object.entries(r).slice(0, 6).map(([k, v]) => `${k} ${v}`).join(", ") || "none";
 function print(r: Result): void {
   const cpu = (k: Component) => `${k} ${f(r.cpu_s[k])} s (peak ${f(r.peak_rss_mb[k], 0)} MB)`;
   process.stdout.write(
@@ -323,15 +485,19 @@ function print(r: Result): void {
       `  converge: all Synced ${f(r.converge_synced_s)} s, all objects ${f(r.converge_s)} s; floor (direct server-side apply) ${f(r.floor_s)} s; ratio ${f(r.converge_ratio, 2)}x`,
       `  API server CPU ${f(r.apiserver_cpu_s)} s vs floor ${f(r.floor_apiserver_cpu_s)} s: ${f(r.apiserver_cpu_ratio, 2)}x; API requests ${r.api_requests} vs ${r.floor_api_requests}`,
       `  per workspace: ${f(r.calls_per_workspace, 2)} RunFunction calls, ${f(r.reconciles_per_workspace, 2)} reconciles`,
+      `  API requests, most frequent: ${top(r.api_requests_by_verb_and_resource)}; floor: ${top(r.floor_api_requests_by_verb_and_resource)}`,
       `  CPU: ${(Object.keys(COMPONENTS) as Component[]).map(cpu).join(", ")}`,
-      `  idle ${r.idle_minutes} min: ${f(r.idle_calls_per_workspace_hour, 2)} calls, ${f(r.idle_reconciles_per_workspace_hour, 2)} reconciles, ${f(r.idle_cpu_s_per_workspace_hour, 3)} CPU s per workspace per hour; ${r.idle_resource_versions_changed} resourceVersions moved, ${r.idle_events_written} events written`,
+      `  ready (stand-in for the node): every workspace Ready ${f(r.ready_after_stand_in_s)} s after its runtime objects were marked ready, no reconcile for a minute from ${f(r.quiet_after_stand_in_s)} s; ${f(r.ready_calls_per_workspace, 2)} calls, ${f(r.ready_reconciles_per_workspace, 2)} reconciles per workspace`,
+      `  idle ${r.idle_minutes} min (response TTL ${r.ttl_provisioning_s} s provisioning, ${r.ttl_at_rest_s} s at rest): ${f(r.idle_calls_per_workspace_hour, 2)} calls, ${f(r.idle_reconciles_per_workspace_hour, 2)} reconciles, ${f(r.idle_cpu_s_per_workspace_hour, 3)} CPU s per workspace per hour; calls by minute ${r.idle_calls_by_minute.join(" ")}`,
+      `  idle API requests, most frequent: ${top(r.idle_api_requests_by_verb_and_resource)}`,
+      `  idle writes: ${r.idle_resource_versions_changed} resourceVersions moved ${JSON.stringify(r.idle_resource_versions_changed_by_kind)}, ${r.idle_events_written} events written ${JSON.stringify(r.idle_events_by_kind_and_reason)}`,
       "",
     ].join("\n"),
   );
 }
 
 const results: Result[] = [];
-say(`machine: ${execFileSync("nproc", { encoding: "utf8" }).trim()} cores; sizes ${SIZES.join(", ")}; idle ${IDLE_MS / 60_000} min; concurrency ${CONCURRENCY}`);
+say(`machine: ${execFileSync("nproc", { encoding: "utf8" }).trim()} cores; sizes ${SIZES.join(", ")}; idle ${IDLE_MS / 60_000} min; concurrency ${CONCURRENCY}; response TTL ${TTLS.provisioning} s provisioning, ${TTLS.atRest} s at rest`);
 execFileSync("npm", ["run", "-s", "bundle"], { cwd: REPO, stdio: "inherit" });
 for (const n of SIZES) {
   const r = await measure(n);
