@@ -16,9 +16,9 @@ export interface ResponseTTLs {
   atRest: number;
 }
 
-// At rest stays at 60 s by default for now: with 15 min, the conformance suite saw an edited
-// ResourceQuota of a Ready workspace not restored within 120 s, so watches alone do not yet
-// bound drift correction for edits (deletes come back at once). Operators who accept that can
+// At rest stays at 60 s by default for now: with 15 min, one conformance run saw an edited
+// ResourceQuota of a Ready workspace not restored within 120 s (other runs: under a second),
+// so watches alone do not yet reliably bound drift correction for edits. Operators who accept that can
 // lengthen it with BERTH_TTL_AT_REST; README "The whole system" has the measured difference.
 export const DEFAULT_TTLS: ResponseTTLs = { provisioning: 60, atRest: 60 };
 

@@ -267,7 +267,8 @@ export async function classPermitsInEffect(c: Cluster, className: string, as?: I
     apiVersion: "workspaces.berth.dev/v1alpha1",
     kind: "ExecutionWorkspace",
     metadata: { name: `permits-probe-${className}` },
-    spec: { classRef: { name: className }, sessionRef: { name: "permits-probe", namespace: "default" }, requests: { resources: { cpu: "1024" } } },
+    // Session is the one reuse scope both example classes permit (the schema's default, None, is not).
+    spec: { classRef: { name: className }, sessionRef: { name: "permits-probe", namespace: "default" }, reusePolicy: "Session", requests: { resources: { cpu: "1024" } } },
   };
   await waitFor(`ExecutionWorkspaceClass ${className}'s permits binding in effect${as ? ` for ${as.user}` : ""}`, async () => {
     const res = await c.create(probe, { as, dryRun: true });
