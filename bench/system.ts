@@ -29,7 +29,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { startControlPlane, type ControlPlane } from "../test/conformance/controlplane/controlplane.js";
 import type { Kube } from "../test/conformance/controlplane/kube.js";
-import { Cluster, installBerth, installUpstreamCRDs, load, loadOne, REPO, type Obj } from "../test/conformance/setup.js";
+import { Cluster, hasRunningStatus, installBerth, installUpstreamCRDs, load, loadOne, REPO, standInRunning, type Obj } from "../test/conformance/setup.js";
 import { installedFunction } from "../test/support/function-name.js";
 import { SHIPPED_ENTRY, shippedNodeFlags } from "../image/shipped.js";
 import { TTL_ENV, ttlsFromEnvironment } from "../functions/berth/ttl.js";
@@ -197,22 +197,10 @@ async function xrStates(kube: Kube, want: Record<string, number>): Promise<XRSta
   return state;
 }
 
-/**
- * What the node and the runtimes' controllers would report once a workspace runs, written by
- * hand because this control plane has neither: the PVC Bound (no binder runs here), the Job with
- * a ready pod (no Job controller runs here), the Sandbox Ready (no agent-sandbox controller).
- * Nothing here reverts them, so they stay as a real cluster's would while the workspaces run.
- */
-const STAND_IN: Record<string, (now: string) => unknown> = {
-  PersistentVolumeClaim: () => ({ phase: "Bound" }),
-  Job: (now) => ({ startTime: now, active: 1, ready: 1 }),
-  Sandbox: (now) => ({ conditions: [{ type: "Ready", status: "True", reason: "StandIn", message: "bench:system stands in for agent-sandbox", lastTransitionTime: now }] }),
-};
-
+/** The stand-in for the node: every runtime object of the workspaces marked running; how many. */
 async function standInForTheNode(c: Cluster, objects: Map<string, Obj>): Promise<number> {
-  const now = new Date().toISOString().replace(/\.\d+Z$/, "Z");
-  const targets = [...objects.values()].filter((o) => STAND_IN[o.kind!]);
-  await pool(targets, CONCURRENCY, (o) => c.patchStatus(o.apiVersion!, o.kind!, o.metadata!.name!, o.metadata!.namespace, STAND_IN[o.kind!]!(now)));
+  const targets = [...objects.values()].filter(hasRunningStatus);
+  await pool(targets, CONCURRENCY, (o) => standInRunning(c, o));
   return targets.length;
 }
 
@@ -366,14 +354,13 @@ async function measure(n: number): Promise<Result> {
     const objects = await composed(cp.kube);
     const tr = Date.now();
     const marked = await standInForTheNode(c, objects);
-    let readyAt = 0;
     for (;;) {
       const s = await xrStates(cp.kube, want);
       if (s.ready >= total) break;
       if (Date.now() - tr > 15 * 60_000) throw new Error(`N=${n}: ${s.ready} of ${total} workspaces Ready 15 min after the stand-in`);
       await sleep(500);
     }
-    readyAt = Date.now();
+    const readyAt = Date.now();
     // Every workspace says Ready, but what the status writes enqueued may still be queued in
     // Crossplane (reconciles) and in its event recorder (events drain at its client's rate):
     // settle until no reconcile has run for QUIET_MS, so that idle measures rest, not backlog.

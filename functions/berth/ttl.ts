@@ -3,11 +3,11 @@ import type { Verdict } from "./model.js";
 /**
  * How long Crossplane may wait before it composes a workspace again when nothing it watches
  * has changed: the response TTL. With realtime compositions (Crossplane's default since 2.0)
- * every composed and required object is watched, so a change to any of them reconciles the
- * workspace at once and the TTL is only a safety net. Crossplane requeues after the TTL, and
- * the SDK's default of 60 s costs every idle workspace a reconcile, a call and a dozen no-op
- * API requests a minute. Berth answers with a short TTL while a workspace is on its way
- * somewhere and a long one once it has arrived.
+ * every composed and required object is watched, so a change to any of them should reconcile
+ * the workspace at once, and the TTL is the safety net. Crossplane requeues after the TTL, and
+ * 60 s costs every idle workspace a reconcile, a call and a dozen no-op API requests a minute.
+ * Berth can answer with one TTL while a workspace is on its way somewhere and a longer one
+ * once it has arrived.
  */
 export interface ResponseTTLs {
   /** Seconds, while the workspace is Pending, Provisioning, Suspending, Resuming or Deleting. */
@@ -18,8 +18,8 @@ export interface ResponseTTLs {
 
 // At rest stays at 60 s by default for now: with 15 min, one conformance run saw an edited
 // ResourceQuota of a Ready workspace not restored within 120 s (other runs: under a second),
-// so watches alone do not yet reliably bound drift correction for edits. Operators who accept that can
-// lengthen it with BERTH_TTL_AT_REST; README "The whole system" has the measured difference.
+// so watches alone do not yet reliably bound drift correction for edits. Operators who accept
+// that can lengthen it with BERTH_TTL_AT_REST; README "The whole system" has the difference.
 export const DEFAULT_TTLS: ResponseTTLs = { provisioning: 60, atRest: 60 };
 
 /** The environment variables that override the defaults, as Go-style durations ("30s", "15m", "1h"). */

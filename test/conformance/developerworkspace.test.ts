@@ -5,7 +5,7 @@
 // corrected; deleting the XR removes the workspace; the XRD's schema rules hold at admission.
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { fatalMessages, renderConverged } from "../../functions/berth/local-render.js";
-import { Cluster, condition, load, loadOne, type Obj, ref, renderedFields, subsetDiff, waitFor } from "./setup.js";
+import { Cluster, condition, hasRunningStatus, load, loadOne, type Obj, ref, renderedFields, standInRunning, subsetDiff, waitFor } from "./setup.js";
 
 const c = new Cluster(inject("kubeconfig"));
 const API = "workspaces.berth.dev/v1alpha1";
@@ -106,15 +106,9 @@ describe("DeveloperWorkspace on a real control plane", () => {
       return;
     }
     // This cluster has no kubelet and no volume provisioner, so nothing would ever report a
-    // bound PVC or a ready Job. The test stands in for them, explicitly, by writing the status
-    // those controllers would write through the status subresource; everything after that
-    // (Crossplane observing the change, Berth's readiness checks, the XR's Ready condition and
-    // phase) is the real thing.
+    // bound PVC or a ready Job: the test stands in for them (standInRunning, in setup.ts).
     const standIn = async () => {
-      for (const o of Object.values(live)) {
-        if (o.kind === "PersistentVolumeClaim") await c.patchStatus("v1", o.kind, o.metadata!.name!, o.metadata!.namespace, { phase: "Bound" });
-        if (o.kind === "Job") await c.patchStatus("batch/v1", o.kind, o.metadata!.name!, o.metadata!.namespace, { active: 1, ready: 1 });
-      }
+      for (const o of Object.values(live).filter(hasRunningStatus)) await standInRunning(c, o);
     };
     expect((await xrOf(name))?.status?.phase, "before the stand-in").toBe("Provisioning");
     await standIn();

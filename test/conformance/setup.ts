@@ -279,6 +279,29 @@ export async function classPermitsInEffect(c: Cluster, className: string, as?: I
   }, 120_000, 1000);
 }
 
+/**
+ * What the node and the runtimes' controllers would report once a workspace runs: the PVC Bound
+ * (no binder), the Job with a ready pod (no kubelet, no Job controller), the Sandbox Ready (no
+ * agent-sandbox controller). The local control plane runs none of them, so the conformance suite
+ * and bench:system write it by hand through the status subresource; nothing there reverts it,
+ * and everything after (Crossplane observing it, Berth's readiness checks) is the real thing.
+ */
+const RUNNING_STATUS: Record<string, (now: string) => unknown> = {
+  PersistentVolumeClaim: () => ({ phase: "Bound" }),
+  Job: (now) => ({ startTime: now, active: 1, ready: 1 }),
+  Sandbox: (now) => ({ conditions: [{ type: "Ready", status: "True", reason: "StandIn", message: "a test stands in for agent-sandbox", lastTransitionTime: now }] }),
+};
+
+/** Whether the stand-in has a running status for this object's kind. */
+export const hasRunningStatus = (o: Obj): boolean => RUNNING_STATUS[o.kind!] !== undefined;
+
+/** Writes the running status of an object whose kind has one (see hasRunningStatus). */
+export async function standInRunning(c: Cluster, o: Obj): Promise<void> {
+  const status = RUNNING_STATUS[o.kind!];
+  if (!status) throw new Error(`no stand-in status for ${o.kind}`);
+  await c.patchStatus(o.apiVersion!, o.kind!, o.metadata!.name!, o.metadata!.namespace, status(new Date().toISOString().replace(/\.\d+Z$/, "Z")));
+}
+
 export const ref = (o: Obj) => `${o.kind} ${o.metadata?.namespace ? `${o.metadata.namespace}/` : ""}${o.metadata?.name}`;
 
 // ---------------------------------------------------------------------------------------------
