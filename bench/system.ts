@@ -119,6 +119,9 @@ interface Sample {
   reconciles: number;
   apiRequests: number;
   requestsBy: Record<string, number>;
+  /** Crossplane's per-XR watch circuit breaker: times one opened, and watch events it dropped. */
+  circuitOpens: number;
+  watchEventsDropped: number;
 }
 
 async function sample(cp: ControlPlane, functionLog: string | undefined): Promise<Sample> {
@@ -129,12 +132,16 @@ async function sample(cp: ControlPlane, functionLog: string | undefined): Promis
   const apiRequests = sumCounter(text, "apiserver_request_total");
   const requestsBy = requestsByVerbAndResource(text);
   let reconciles = 0;
+  let circuitOpens = 0;
+  let watchEventsDropped = 0;
   if (cp.crossplaneMetricsPort) {
     const text = await (await fetch(`http://127.0.0.1:${cp.crossplaneMetricsPort}/metrics`)).text();
     reconciles = sumCounter(text, "controller_runtime_reconcile_total", (l) => /controller="[^"]*workspaces\.berth\.dev/.test(l) && !/WorkspaceProfile|profiles|classes/.test(l));
+    circuitOpens = sumCounter(text, "circuit_breaker_opens_total");
+    watchEventsDropped = sumCounter(text, "circuit_breaker_events_total", (l) => l.includes('result="Dropped"'));
   }
   const calls = functionLog ? readFileSync(functionLog, "utf8").split("\n").filter((l) => l.includes('"msg":"rendered"') && /(Developer|Execution)Workspace /.test(l)).length : 0;
-  return { at: Date.now(), cpu, calls, reconciles, apiRequests, requestsBy };
+  return { at: Date.now(), cpu, calls, reconciles, apiRequests, requestsBy, circuitOpens, watchEventsDropped };
 }
 
 const delta = (a: Sample, b: Sample) => ({
@@ -306,6 +313,9 @@ interface Result {
   ready_reconciles_per_workspace: number;
   ttl_provisioning_s: number;
   ttl_at_rest_s: number;
+  /** Over the whole run (burst, ready, idle): a dropped watch event waits for the next requeue. */
+  circuit_breaker_opens: number;
+  watch_events_dropped: number;
 }
 
 async function measure(n: number): Promise<Result> {
@@ -459,6 +469,8 @@ async function measure(n: number): Promise<Result> {
       ready_reconciles_per_workspace: readying.reconciles / total,
       ttl_provisioning_s: TTLS.provisioning,
       ttl_at_rest_s: TTLS.atRest,
+      circuit_breaker_opens: idle1.circuitOpens - before.circuitOpens,
+      watch_events_dropped: idle1.watchEventsDropped - before.watchEventsDropped,
     };
   } finally {
     await cp.stop();
@@ -481,6 +493,7 @@ function print(r: Result): void {
       `  ready (stand-in for the node): every workspace Ready ${f(r.ready_after_stand_in_s)} s after its runtime objects were marked ready, ${r.quiet_after_stand_in_s === null ? "never a minute without a reconcile in the 15 min after" : `no reconcile for a minute from ${f(r.quiet_after_stand_in_s)} s`}; ${f(r.ready_calls_per_workspace, 2)} calls, ${f(r.ready_reconciles_per_workspace, 2)} reconciles per workspace`,
       `  idle ${r.idle_minutes} min (response TTL ${r.ttl_provisioning_s} s provisioning, ${r.ttl_at_rest_s} s at rest): ${f(r.idle_calls_per_workspace_hour, 2)} calls, ${f(r.idle_reconciles_per_workspace_hour, 2)} reconciles, ${f(r.idle_cpu_s_per_workspace_hour, 3)} CPU s per workspace per hour; calls by minute ${r.idle_calls_by_minute.join(" ")}`,
       `  idle API requests, most frequent: ${top(r.idle_api_requests_by_verb_and_resource)}`,
+      `  Crossplane's watch circuit breaker: opened ${r.circuit_breaker_opens} times, dropped ${r.watch_events_dropped} watch events over the run`,
       `  idle writes: ${r.idle_resource_versions_changed} resourceVersions moved ${JSON.stringify(r.idle_resource_versions_changed_by_kind)}, ${r.idle_events_written} events written ${JSON.stringify(r.idle_events_by_kind_and_reason)}`,
       "",
     ].join("\n"),

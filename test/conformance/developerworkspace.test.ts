@@ -151,7 +151,13 @@ describe("DeveloperWorkspace on a real control plane", () => {
       await waitFor(`ResourceQuota ${key} back to ${want}`, async () => {
         const now = await c.getOf(quota);
         return subsetDiff(want, now?.spec?.hard?.[key]).length === 0;
-      }, 120_000);
+      }, 120_000).catch(async (e) => {
+        // An edit comes back through Crossplane's watch on the quota; if that event was dropped
+        // (its per-XR watch circuit breaker, condition Responsive=False), only the next requeue
+        // restores it. Say which, so an intermittent failure explains itself.
+        const x = await xrOf(name);
+        throw new Error(`${e instanceof Error ? e.message : e}; XR conditions: ${JSON.stringify(x?.status?.conditions ?? [])}`);
+      });
     });
   });
 

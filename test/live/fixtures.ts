@@ -5,8 +5,12 @@
 //
 // Every probe that shows a boundary refusing something has its control here: the same probe,
 // from the control namespace, to the same target, succeeding.
-import { LIVE_IMAGES, NONROOT } from "./images.js";
+import { mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { issueCert } from "../conformance/controlplane/controlplane.js";
 import type { Obj } from "../conformance/setup.js";
+import type { LiveCluster } from "./cluster.js";
+import { LIVE_IMAGES, NONROOT } from "./images.js";
 
 export const FIXTURES_NS = "berth-live-fixtures";
 export const CONTROL_NS = "berth-live-control";
@@ -114,6 +118,31 @@ export function harnessObjects(gitToken: string, tls: { crt: string; key: string
     }),
     { apiVersion: "v1", kind: "Secret", metadata: { name: "control-git-token", namespace: CONTROL_NS }, stringData: { token: gitToken } },
   ];
+}
+
+/**
+ * Puts what every live workspace needs in the cluster: the harness's services (the git fixture
+ * serving https with a certificate from the cluster CA, which the images trust), the profile
+ * and the agent-sandbox class. The live suite and `npm run bench:system:live` share it.
+ */
+export async function installHarness(live: LiveCluster, addresses: LiveAddresses, gitToken: string): Promise<void> {
+  const tlsDir = join(live.cp.runDir, "git-fixture-tls");
+  mkdirSync(tlsDir, { recursive: true });
+  const cert = await issueCert(tlsDir, "git", {
+    subject: `/CN=${GIT_HOST}`,
+    caCrt: join(live.cp.pkiDir, "ca.crt"),
+    caKey: join(live.cp.pkiDir, "ca.key"),
+    sans: `DNS:${GIT_HOST}`,
+    server: true,
+  });
+  for (const o of harnessObjects(gitToken, { crt: readFileSync(cert.crt, "utf8"), key: readFileSync(cert.key, "utf8") })) await live.cluster.apply(o);
+  await live.cluster.apply(profile(addresses));
+  await live.cluster.apply(sandboxClass());
+}
+
+/** The developer's git credential, in the namespace Berth made for the workspace (developerWorkspace names it). */
+export function gitTokenSecret(namespace: string, gitToken: string): Obj {
+  return { apiVersion: "v1", kind: "Secret", metadata: { name: "git-token", namespace }, stringData: { token: gitToken } };
 }
 
 export function profile(a: LiveAddresses): Obj {

@@ -5,11 +5,9 @@
 //
 //   sudo npm run test:live          # needs root and `npm run controlplane:build -- --node`
 import { randomBytes } from "node:crypto";
-import { mkdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { issueCert } from "../conformance/controlplane/controlplane.js";
 import { condition, sleep, waitFor, type Obj } from "../conformance/setup.js";
 import { startLiveCluster, type LiveCluster } from "./cluster.js";
 import { CROSSPLANE_NAMESPACE, FUNCTION_NAME, rollOutFunction } from "./operator-install.js";
@@ -21,10 +19,9 @@ import {
   FIXTURE_MAIN,
   FIXTURES_NS,
   GIT_HOST,
-  harnessObjects,
+  gitTokenSecret,
+  installHarness,
   PROBE_PORT,
-  profile,
-  sandboxClass,
   UNDECLARED_PORT,
   type LiveAddresses,
 } from "./fixtures.js";
@@ -160,20 +157,7 @@ beforeAll(async () => {
   };
   kubernetesServiceIP = (await live.cluster.get("v1", "Service", "kubernetes", "default"))!.spec.clusterIP;
 
-  // The git fixture serves https with a certificate from the cluster CA (the images trust it).
-  const tlsDir = join(live.cp.runDir, "git-fixture-tls");
-  mkdirSync(tlsDir, { recursive: true });
-  const cert = await issueCert(tlsDir, "git", {
-    subject: `/CN=${GIT_HOST}`,
-    caCrt: join(live.cp.pkiDir, "ca.crt"),
-    caKey: join(live.cp.pkiDir, "ca.key"),
-    sans: `DNS:${GIT_HOST}`,
-    server: true,
-  });
-  for (const o of harnessObjects(gitToken, { crt: readFileSync(cert.crt, "utf8"), key: readFileSync(cert.key, "utf8") })) await live.cluster.apply(o);
-
-  await live.cluster.apply(profile(addresses));
-  await live.cluster.apply(sandboxClass());
+  await installHarness(live, addresses, gitToken);
   await live.cluster.apply(developerWorkspace(DEV.id, { storage: "persistent", kubernetes: "none" }));
   await live.cluster.apply(developerWorkspace(KUBE.id, { storage: "ephemeral", kubernetes: "read" }));
   await live.cluster.apply(executionWorkspace(SESSION.name, "Ready"));
@@ -181,7 +165,7 @@ beforeAll(async () => {
   // The developer's git credential, in the namespace Berth made for the workspace.
   for (const ns of [DEV.ns, KUBE.ns]) {
     await waitFor(`namespace ${ns}`, async () => (await live.cluster.get("v1", "Namespace", ns)) !== undefined, 120_000);
-    await live.cluster.apply({ apiVersion: "v1", kind: "Secret", metadata: { name: "git-token", namespace: ns }, stringData: { token: gitToken } } as Obj);
+    await live.cluster.apply(gitTokenSecret(ns, gitToken));
   }
   await waitFor(`Sandbox in ${SESSION.ns}`, async () => (await live.cluster.get("agents.x-k8s.io/v1beta1", "Sandbox", "workspace", SESSION.ns)) !== undefined, 120_000);
   await reconcileSandbox(SESSION.ns);

@@ -1,0 +1,110 @@
+// sudo npm run bench:system:live [-- --n 10] [--json <file>]
+//
+// Time to Ready where a node really runs the workspaces: the live cluster (test/live/cluster.ts:
+// the local control plane, a real node with kubelet, containerd, runc, kube-proxy and CoreDNS,
+// Crossplane from its Helm chart and Berth installed from its registry as an operator would)
+// gets N DeveloperWorkspaces at once, half with a persistent volume (the loop provisioner's
+// ext4 volumes) and half ephemeral, each cloning the harness's git fixture before its runtime
+// starts. The run reports, per workspace and for all of them, the time from creation to
+//   namespace  Berth's Namespace exists (the developer's git credential is then put in it,
+//              as a developer would);
+//   synced     the XR is Synced;
+//   running    the runtime container of its Job's pod is running (checkout done, volume
+//              mounted);
+//   ready      the XR's phase is Ready (Berth saw the volume bound and the Job ready);
+// and then the time until every workspace is gone after the XRs are deleted. ExecutionWorkspaces
+// are left out: the node runs no agent-sandbox controller (the live suite stands in for it), so
+// their time to Ready would be the harness's. Needs root and the node build
+// (npm run controlplane:build -- --node). bench:system covers calls, reconciles and CPU at scale.
+import { randomBytes } from "node:crypto";
+import { writeFileSync } from "node:fs";
+import { cpus } from "node:os";
+import { parseArgs } from "node:util";
+import { condition, type Obj } from "../test/conformance/setup.js";
+import { startLiveCluster } from "../test/live/cluster.js";
+import { developerWorkspace, FIXTURES_NS, gitTokenSecret, installHarness } from "../test/live/fixtures.js";
+
+const { values: opts } = parseArgs({
+  options: { n: { type: "string", default: "10" }, json: { type: "string" } },
+  allowPositionals: false,
+});
+const N = Number(opts.n);
+if (!Number.isInteger(N) || N < 1) throw new Error(`--n ${opts.n}: want a whole number of workspaces, at least 1`);
+const API = "workspaces.berth.dev/v1alpha1";
+const STAGES = ["namespace", "synced", "running", "ready"] as const;
+type Stage = (typeof STAGES)[number];
+/** How long all N may take to become Ready before the run gives up. */
+const READY_TIMEOUT_MS = 15 * 60_000;
+
+const say = (m: string) => process.stderr.write(`[bench:system:live ${new Date().toISOString().slice(11, 19)}] ${m}\n`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
+const round = (s: number) => Math.round(s * 10) / 10;
+
+const live = await startLiveCluster({ log: say });
+try {
+  const gitToken = randomBytes(18).toString("hex");
+  // The profile names two host ports; nothing listens on them, and readiness never uses them.
+  await installHarness(live, { hostIP: live.network.hostIP, apiPort: live.apiServer.port, declaredHostPort: 65001, undeclaredHostPort: 65002 }, gitToken);
+  // The checkouts clone from the git fixture: it runs before the clock starts.
+  await live.cp.kube.waitFor("the harness's pods running", async () => {
+    const pods = await live.cp.kube.list<any>("v1", "Pod", FIXTURES_NS);
+    return pods.length > 0 && pods.every((p) => p.status?.phase === "Running");
+  }, 240_000, 1000);
+
+  const docs = Array.from({ length: N }, (_, i) => developerWorkspace(`bench-${String(i).padStart(3, "0")}`, { storage: i % 2 === 0 ? "persistent" : "ephemeral", kubernetes: "none" }));
+  const ns = (d: Obj) => `ws-${d.spec.workspaceID}`;
+  const reached = new Map<string, Partial<Record<Stage, number>>>(docs.map((d) => [d.metadata!.name!, {}]));
+  const t0 = Date.now();
+  await Promise.all(docs.map((d) => live.cluster.apply(d)));
+  say(`${N} DeveloperWorkspaces created in ${Date.now() - t0} ms (${Math.ceil(N / 2)} persistent, ${Math.floor(N / 2)} ephemeral)`);
+
+  while ([...reached.values()].some((r) => r.ready === undefined)) {
+    if (Date.now() - t0 > READY_TIMEOUT_MS) {
+      const late = [...reached].filter(([, r]) => r.ready === undefined).map(([n, r]) => `${n} (reached ${Object.keys(r).join(", ") || "nothing"})`);
+      throw new Error(`not Ready within ${READY_TIMEOUT_MS / 60_000} min: ${late.join("; ")}`);
+    }
+    const now = Date.now() - t0;
+    const xrs = new Map((await live.cp.kube.list<any>(API, "DeveloperWorkspace")).map((x) => [x.metadata.name, x]));
+    const pods = await live.cp.kube.listAllNamespaces<any>("v1", "Pod");
+    for (const d of docs) {
+      const r = reached.get(d.metadata!.name!)!;
+      const xr = xrs.get(d.metadata!.name!);
+      if (r.namespace === undefined && (await live.cluster.get("v1", "Namespace", ns(d)))) {
+        r.namespace = now;
+        await live.cluster.apply(gitTokenSecret(ns(d), gitToken));
+      }
+      if (r.synced === undefined && condition(xr, "Synced")?.status === "True") r.synced = now;
+      const runtime = pods.find((p) => p.metadata.namespace === ns(d) && p.metadata.labels?.["job-name"] === "workspace");
+      if (r.running === undefined && (runtime?.status?.containerStatuses ?? []).some((c: any) => c.name === "runtime" && c.state?.running)) r.running = now;
+      if (r.ready === undefined && xr?.status?.phase === "Ready" && condition(xr, "Ready")?.status === "True") r.ready = now;
+    }
+    await sleep(500);
+  }
+
+  const per = (stage: Stage) => [...reached.values()].map((r) => r[stage]! / 1000);
+  const figures = Object.fromEntries(STAGES.map((s) => [s, { median_s: round(median(per(s))), all_s: round(Math.max(...per(s))) }])) as Record<Stage, { median_s: number; all_s: number }>;
+  for (const s of STAGES) say(`${s.padEnd(9)} median ${figures[s].median_s} s, all ${figures[s].all_s} s`);
+
+  const tDelete = Date.now();
+  await Promise.all(docs.map((d) => live.cluster.delete(API, "DeveloperWorkspace", d.metadata!.name!)));
+  await live.cp.kube.waitFor("every workspace's Namespace gone", async () => {
+    for (const d of docs) if (await live.cluster.get("v1", "Namespace", ns(d))) return false;
+    return true;
+  }, 600_000, 1000);
+  const deletedS = round((Date.now() - tDelete) / 1000);
+  say(`all ${N} workspaces and their Namespaces gone ${deletedS} s after the XRs were deleted`);
+
+  const result = {
+    n: N,
+    date: new Date().toISOString(),
+    machine: `${cpus().length} cores`,
+    ...Object.fromEntries(STAGES.map((s) => [`${s}_median_s`, figures[s].median_s])),
+    ...Object.fromEntries(STAGES.map((s) => [`${s}_all_s`, figures[s].all_s])),
+    deleted_all_s: deletedS,
+  };
+  process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  if (opts.json) writeFileSync(opts.json, `${JSON.stringify(result, null, 2)}\n`);
+} finally {
+  await live.stop();
+}
