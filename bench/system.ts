@@ -190,10 +190,30 @@ interface XRState {
   versions: Map<string, string>;
 }
 
+/**
+ * Every XR of a kind, read from the API server's watch cache (resourceVersion=0): the bench's own
+ * polling must not load etcd under the burst it measures. A saturated API server can leave a
+ * list unanswered past the client's 30 s timeout; the next attempt is the next poll's.
+ */
+async function listXRs(kube: Kube, kind: string): Promise<any[]> {
+  const path = `${await kube.path(API, kind)}?resourceVersion=0`;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return (await kube.call<{ items: any[] }>("GET", path)).body.items;
+    } catch (e) {
+      if (attempt >= 5 || !/timed out/.test(String(e))) throw e;
+      say(`list ${kind}: ${e instanceof Error ? e.message : e}; retrying`);
+    }
+  }
+}
+
+/** How often to poll the XRs: a list of every XR costs the API server in proportion to N. */
+const pollMs = (total: number) => Math.max(500, total);
+
 async function xrStates(kube: Kube, want: Record<string, number>): Promise<XRState> {
   const state: XRState = { synced: 0, applied: 0, ready: 0, versions: new Map() };
   for (const kind of KINDS) {
-    for (const xr of await kube.list<any>(API, kind)) {
+    for (const xr of await listXRs(kube, kind)) {
       if (!xr.metadata.name.startsWith("sys-")) continue;
       if ((xr.status?.conditions ?? []).some((c: any) => c.type === "Synced" && c.status === "True")) state.synced++;
       if ((xr.spec?.crossplane?.resourceRefs ?? []).length >= want[kind]!) state.applied++;
@@ -248,7 +268,7 @@ function eventsWritten(before: Map<string, EventSeen>, after: Map<string, EventS
 async function composed(kube: Kube): Promise<Map<string, Obj>> {
   const out = new Map<string, Obj>();
   const refs: any[] = [];
-  for (const kind of KINDS) for (const xr of await kube.list<any>(API, kind)) if (xr.metadata.name.startsWith("sys-")) refs.push(...(xr.spec?.crossplane?.resourceRefs ?? []));
+  for (const kind of KINDS) for (const xr of await listXRs(kube, kind)) if (xr.metadata.name.startsWith("sys-")) refs.push(...(xr.spec?.crossplane?.resourceRefs ?? []));
   await pool(refs, CONCURRENCY, async (r) => {
     const o = await kube.get(r.apiVersion, r.kind, r.name, r.namespace);
     if (o) out.set(`${r.kind}/${r.namespace ?? ""}/${r.name}`, o);
@@ -350,7 +370,7 @@ async function measure(n: number): Promise<Result> {
       if (!appliedAt && s.applied >= total) appliedAt = Date.now();
       if (syncedAt && appliedAt) break;
       if (Date.now() - t0 > 30 * 60_000) throw new Error(`N=${n}: not converged after 30 min (${JSON.stringify(s)})`);
-      await sleep(500);
+      await sleep(pollMs(total));
     }
     // Let the last reconciles finish before reading the counters (no new work arrives).
     await sleep(5_000);
@@ -368,7 +388,7 @@ async function measure(n: number): Promise<Result> {
       const s = await xrStates(cp.kube, want);
       if (s.ready >= total) break;
       if (Date.now() - tr > 15 * 60_000) throw new Error(`N=${n}: ${s.ready} of ${total} workspaces Ready 15 min after the stand-in`);
-      await sleep(500);
+      await sleep(pollMs(total));
     }
     const readyAt = Date.now();
     // Every workspace says Ready, but what the status writes enqueued may still be queued in
@@ -507,5 +527,6 @@ for (const n of SIZES) {
   const r = await measure(n);
   print(r);
   results.push(r);
+  // Written after each size, so that a later size failing loses nothing measured.
+  if (opts.json) writeFileSync(opts.json, `${JSON.stringify({ date: new Date().toISOString(), cores: Number(execFileSync("nproc", { encoding: "utf8" }).trim()), results }, null, 2)}\n`);
 }
-if (opts.json) writeFileSync(opts.json, `${JSON.stringify({ date: new Date().toISOString(), cores: Number(execFileSync("nproc", { encoding: "utf8" }).trim()), results }, null, 2)}\n`);
