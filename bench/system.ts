@@ -28,7 +28,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { startControlPlane, type ControlPlane } from "../test/conformance/controlplane/controlplane.js";
-import type { Kube } from "../test/conformance/controlplane/kube.js";
+import { KubeError, type Kube } from "../test/conformance/controlplane/kube.js";
 import { Cluster, hasRunningStatus, installBerth, installUpstreamCRDs, load, loadOne, REPO, standInRunning, type Obj } from "../test/conformance/setup.js";
 import { installedFunction } from "../test/support/function-name.js";
 import { SHIPPED_ENTRY, shippedNodeFlags } from "../image/shipped.js";
@@ -193,7 +193,8 @@ interface XRState {
 /**
  * Every XR of a kind, read from the API server's watch cache (resourceVersion=0): the bench's own
  * polling must not load etcd under the burst it measures. A saturated API server can leave a
- * list unanswered past the client's 30 s timeout; the next attempt is the next poll's.
+ * list unanswered past the client's 30 s timeout, or answer 429 while it re-initializes that
+ * cache (its watch on etcd fell behind): both are the burst's doing, and the list is retried.
  */
 async function listXRs(kube: Kube, kind: string): Promise<any[]> {
   const path = `${await kube.path(API, kind)}?resourceVersion=0`;
@@ -201,8 +202,10 @@ async function listXRs(kube: Kube, kind: string): Promise<any[]> {
     try {
       return (await kube.call<{ items: any[] }>("GET", path)).body.items;
     } catch (e) {
-      if (attempt >= 5 || !/timed out/.test(String(e))) throw e;
-      say(`list ${kind}: ${e instanceof Error ? e.message : e}; retrying`);
+      const transient = /timed out/.test(String(e)) || (e instanceof KubeError && (e.status === 429 || e.status >= 500));
+      if (attempt >= 20 || !transient) throw e;
+      say(`list ${kind}: ${String(e).slice(0, 200)}; retrying`);
+      await sleep(2_000);
     }
   }
 }
