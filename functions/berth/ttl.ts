@@ -16,11 +16,12 @@ export interface ResponseTTLs {
   atRest: number;
 }
 
-// At rest stays at 60 s by default for now: with 15 min, one conformance run saw an edited
-// ResourceQuota of a Ready workspace not restored within 120 s (other runs: under a second),
-// so watches alone do not yet reliably bound drift correction for edits. Operators who accept
-// that can lengthen it with BERTH_TTL_AT_REST; README "The whole system" has the difference.
-export const DEFAULT_TTLS: ResponseTTLs = { provisioning: 60, atRest: 60 };
+// At rest, 15 min: an idle workspace then costs at most 3600/(900 x 0.9) + 1 reconciles an hour
+// (Crossplane's jitter and its hourly resync). Drift is corrected through Crossplane's watches
+// at once; the requeue only bounds an edit whose watch event Crossplane dropped, which its
+// per-XR watch circuit breaker does for 5 minutes after a burst of events (README, "The whole
+// system"). Operators who want a tighter bound set BERTH_TTL_AT_REST.
+export const DEFAULT_TTLS: ResponseTTLs = { provisioning: 60, atRest: 15 * 60 };
 
 /** The environment variables that override the defaults, as Go-style durations ("30s", "15m", "1h"). */
 export const TTL_ENV = { provisioning: "BERTH_TTL_PROVISIONING", atRest: "BERTH_TTL_AT_REST" } as const;

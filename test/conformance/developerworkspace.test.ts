@@ -5,7 +5,7 @@
 // corrected; deleting the XR removes the workspace; the XRD's schema rules hold at admission.
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { fatalMessages, renderConverged } from "../../functions/berth/local-render.js";
-import { Cluster, condition, hasRunningStatus, load, loadOne, type Obj, ref, renderedFields, standInRunning, subsetDiff, waitFor } from "./setup.js";
+import { Cluster, condition, hasRunningStatus, load, loadOne, type Obj, ref, renderedFields, standInRunning, subsetDiff, undoneByCrossplane, waitFor } from "./setup.js";
 
 const c = new Cluster(inject("kubeconfig"));
 const API = "workspaces.berth.dev/v1alpha1";
@@ -26,6 +26,7 @@ async function expectedObjects(xr: Obj): Promise<Record<string, Obj>> {
 }
 
 const xrOf = (name: string) => c.get(API, "DeveloperWorkspace", name);
+
 
 /** True on a cluster with nodes (kind, the live cluster): its job and volume controllers run. */
 const hasNodes = async () => ((await c.request("GET", "/api/v1/nodes")).body?.items ?? []).length > 0;
@@ -132,11 +133,12 @@ describe("DeveloperWorkspace on a real control plane", () => {
       expect(target, `a ${kind} is rendered`).toBeDefined();
       const before = (await c.getOf(target!))!;
       expect(await c.delete(target!.apiVersion!, kind, target!.metadata!.name!, target!.metadata!.namespace)).toBe(true);
-      const after = await waitFor(`${ref(target!)} recreated`, async () => {
+      const recreated = async () => {
         const now = await c.getOf(target!);
-        return now && now.metadata!.uid !== before.metadata!.uid && !now.metadata!.deletionTimestamp && now;
-      }, 120_000);
-      expect(subsetDiff(renderedFields(target!), after)).toEqual([]);
+        return now !== undefined && now.metadata!.uid !== before.metadata!.uid && !now.metadata!.deletionTimestamp;
+      };
+      await undoneByCrossplane(c, { apiVersion: API, kind: "DeveloperWorkspace", name }, `${ref(target!)} recreated`, recreated);
+      expect(subsetDiff(renderedFields(target!), (await c.getOf(target!))!)).toEqual([]);
     });
 
     it("an edited ResourceQuota's hard cpu is restored", async () => {
@@ -148,15 +150,9 @@ describe("DeveloperWorkspace on a real control plane", () => {
       const edited = await c.mergePatch({ apiVersion: "v1", kind: "ResourceQuota", metadata: { name: quota.metadata!.name!, namespace: quota.metadata!.namespace! }, spec: { hard: { [key]: "64" } } });
       // The edit landed (so the restore below is Crossplane's doing, not a rejected patch).
       expect(edited.spec.hard[key]).toBe("64");
-      await waitFor(`ResourceQuota ${key} back to ${want}`, async () => {
+      await undoneByCrossplane(c, { apiVersion: API, kind: "DeveloperWorkspace", name }, `ResourceQuota ${key} back to ${want}`, async () => {
         const now = await c.getOf(quota);
         return subsetDiff(want, now?.spec?.hard?.[key]).length === 0;
-      }, 120_000).catch(async (e) => {
-        // An edit comes back through Crossplane's watch on the quota; if that event was dropped
-        // (its per-XR watch circuit breaker, condition Responsive=False), only the next requeue
-        // restores it. Say which, so an intermittent failure explains itself.
-        const x = await xrOf(name);
-        throw new Error(`${e instanceof Error ? e.message : e}; XR conditions: ${JSON.stringify(x?.status?.conditions ?? [])}`);
       });
     });
   });

@@ -68,6 +68,42 @@ export function condition(obj: any, type: string): { status?: string; reason?: s
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** How long a watch-driven correction may take before the harness asks why. */
+const WATCH_PROMPT_MS = 15_000;
+
+/**
+ * Waits for Crossplane to undo a change to an object the XR composes. It acts on the object's
+ * watch event at once, unless its per-XR watch circuit breaker is open (condition
+ * Responsive=False, reason WatchCircuitOpen): for 5 minutes after a burst of events on one XR
+ * (its own status writes while it becomes Ready can be enough) Crossplane 2.4 lets one event
+ * through every 30 s and drops the rest, and a dropped event waits for the XR's requeue, Berth's
+ * TTL at rest (15 min). That case is Crossplane's: when the change is not undone within 15 s and
+ * the XR says so, the harness logs it and checks what an operator would do, request a
+ * reconcile, rather than wait a quarter of an hour; otherwise it waits out timeoutMs.
+ */
+export async function undoneByCrossplane(
+  c: Cluster,
+  xr: { apiVersion: string; kind: string; name: string },
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs = 120_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const promptly = await waitFor(what, check, WATCH_PROMPT_MS, 250).then(() => true, () => false);
+  if (promptly) return;
+  const conditionsNow = async () => (await c.get(xr.apiVersion, xr.kind, xr.name))?.status?.conditions ?? [];
+  const responsive = (await conditionsNow()).find((x: any) => x.type === "Responsive");
+  if (responsive?.reason === "WatchCircuitOpen") {
+    process.stderr.write(`[conformance] ${what}: not within ${WATCH_PROMPT_MS / 1000} s; Crossplane's watch circuit breaker is open for ${xr.kind} ${xr.name} (${responsive.message}); requesting a reconcile\n`);
+    await c.mergePatch({ ...xr, metadata: { name: xr.name, annotations: { "crossplane.io/reconcile-requested-at": new Date().toISOString() } } });
+    await waitFor(`${what}, after a reconcile was requested`, check, 60_000, 500);
+    return;
+  }
+  await waitFor(what, check, Math.max(1000, deadline - Date.now()), 500).catch(async (e) => {
+    throw new Error(`${e instanceof Error ? e.message : e}; ${xr.kind} ${xr.name} conditions: ${JSON.stringify(await conditionsNow())}`);
+  });
+}
+
 /** Polls fn until it returns something other than undefined/false; throws with the last value or error after timeoutMs. */
 export async function waitFor<T>(what: string, fn: () => Promise<T>, timeoutMs = 60_000, intervalMs = 500): Promise<Exclude<T, undefined | false>> {
   const deadline = Date.now() + timeoutMs;
@@ -145,7 +181,7 @@ export class Cluster {
     }
   }
 
-  async mergePatch<T = Obj>(obj: { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } } & Record<string, unknown>): Promise<T> {
+  async mergePatch<T = Obj>(obj: { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> } } & Record<string, unknown>): Promise<T> {
     return (await this.objects.patch(obj, undefined, undefined, "conformance-editor", undefined, PatchStrategy.MergePatch)) as T;
   }
 

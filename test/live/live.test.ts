@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { condition, sleep, waitFor, type Obj } from "../conformance/setup.js";
+import { condition, sleep, undoneByCrossplane, waitFor, type Obj } from "../conformance/setup.js";
 import { startLiveCluster, type LiveCluster } from "./cluster.js";
 import { CROSSPLANE_NAMESPACE, FUNCTION_NAME, rollOutFunction } from "./operator-install.js";
 import { shippedRuntime } from "../../image/shipped.js";
@@ -446,17 +446,13 @@ describe("drift on a live boundary", () => {
     // Opportunistic: while it is gone, ingress is open (not asserted: Crossplane may be faster than the probe).
     const during = await probe(control, ["tcp", target]);
     say(`while default-deny was deleted, ingress was ${during.code === 0 ? "open" : "still refused (already restored, or not yet unprogrammed)"}`);
-    const restored = await waitFor(
-      "default-deny restored",
-      async () => {
-        const np = await live.cluster.get("networking.k8s.io/v1", "NetworkPolicy", "default-deny", DEV.ns);
-        return np && np.metadata!.uid !== original!.metadata!.uid ? np : false;
-      },
-      180_000,
-      500,
-    );
+    const current = () => live.cluster.get("networking.k8s.io/v1", "NetworkPolicy", "default-deny", DEV.ns);
+    await undoneByCrossplane(live.cluster, { apiVersion: "workspaces.berth.dev/v1alpha1", kind: "DeveloperWorkspace", name: `${DEV.id}-xr` }, "default-deny restored", async () => {
+      const np = await current();
+      return np !== undefined && np.metadata!.uid !== original!.metadata!.uid;
+    }, 180_000);
     say(`default-deny restored in ${((Date.now() - t) / 1000).toFixed(1)} s`);
-    expect(restored.spec).toEqual(original!.spec);
+    expect((await current())!.spec).toEqual(original!.spec);
     // kube-router programs the restored policy on its next sync; refused again within that.
     await waitFor("ingress refused again", async () => (await probe(control, ["tcp", target])).code === 1, 120_000, 1000);
   });

@@ -30,8 +30,8 @@ describe("responseTTL", () => {
     expect(responseTTL({ type: "fatal", requirements: {}, message: "x" }, TTLS)).toBe(7);
   });
 
-  it("the defaults: Crossplane's minute, moving and at rest, until drift of edits is bounded without it", () => {
-    expect(DEFAULT_TTLS).toEqual({ provisioning: 60, atRest: 60 });
+  it("the defaults: Crossplane's minute while moving, a quarter of an hour at rest", () => {
+    expect(DEFAULT_TTLS).toEqual({ provisioning: 60, atRest: 900 });
   });
 });
 
@@ -59,7 +59,7 @@ describe("ttlsFromEnvironment", () => {
   });
 
   it("each variable sets its own TTL", () => {
-    expect(ttlsFromEnvironment({ BERTH_TTL_PROVISIONING: "20s" })).toEqual({ provisioning: 20, atRest: 60 });
+    expect(ttlsFromEnvironment({ BERTH_TTL_PROVISIONING: "20s" })).toEqual({ provisioning: 20, atRest: 900 });
     expect(ttlsFromEnvironment({ BERTH_TTL_AT_REST: "1h" })).toEqual({ provisioning: 60, atRest: 3600 });
   });
 
