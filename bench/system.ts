@@ -198,17 +198,21 @@ interface XRState {
  */
 async function listXRs(kube: Kube, kind: string): Promise<any[]> {
   const path = `${await kube.path(API, kind)}?resourceVersion=0`;
-  for (let attempt = 1; ; attempt++) {
+  const giveUpAt = Date.now() + LIST_PATIENCE_MS;
+  for (;;) {
     try {
       return (await kube.call<{ items: any[] }>("GET", path)).body.items;
     } catch (e) {
       const transient = /timed out/.test(String(e)) || (e instanceof KubeError && (e.status === 429 || e.status >= 500));
-      if (attempt >= 20 || !transient) throw e;
-      say(`list ${kind}: ${String(e).slice(0, 200)}; retrying`);
-      await sleep(2_000);
+      if (!transient || Date.now() > giveUpAt) throw e;
+      say(`list ${kind}: ${String(e).slice(0, 160)}; retrying`);
+      await sleep(5_000);
     }
   }
 }
+
+/** How long the bench waits out an API server that cannot list the XRs before it gives up. */
+const LIST_PATIENCE_MS = 5 * 60_000;
 
 /** How often to poll the XRs: a list of every XR costs the API server in proportion to N. */
 const pollMs = (total: number) => Math.max(500, total);
