@@ -78,12 +78,25 @@ export function respond(req: RunFunctionRequest, verdict: Verdict, ttls: Respons
 
 /** The composition function: request in, desired state out. */
 export function runFunction(req: RunFunctionRequest, logger?: Logger, ttls: ResponseTTLs = DEFAULT_TTLS): RunFunctionResponse {
+  const started = performance.now();
+  const elapsedMs = () => Math.round((performance.now() - started) * 1000) / 1000;
   const observed = observedFrom(req);
-  if (observed === undefined) return fatal(to(req), "cannot render: the request has no observed composite resource");
+  if (observed === undefined) {
+    logger?.debug({ composite: null, verdict: "fatal", durationMs: elapsedMs() }, "rendered");
+    return fatal(to(req), "cannot render: the request has no observed composite resource");
+  }
   const verdict = render(observed);
   const rsp = respond(req, verdict, ttls);
+  // One line per call, naming the XR and the verdict only: never the request's objects, which
+  // can carry Secret data and credentials.
   logger?.debug(
-    { composite: describeComposite(observed), verdict: verdict.type, resources: verdict.type === "rendered" ? Object.keys(verdict.resources).length : 0, ttlSeconds: rsp.meta?.ttl?.seconds },
+    {
+      composite: describeComposite(observed),
+      verdict: verdict.type,
+      resources: verdict.type === "rendered" ? Object.keys(verdict.resources).length : 0,
+      ttlSeconds: rsp.meta?.ttl?.seconds,
+      durationMs: elapsedMs(),
+    },
     "rendered",
   );
   return rsp;

@@ -88,3 +88,63 @@ describe("the response TTLs are the operator's to set (BERTH_TTL_PROVISIONING, B
     );
   });
 });
+
+describe("the function's hygiene on the wire", () => {
+  const persistent = () => structuredClone([...CASES].find((c) => c.name === "PersistentWorkspace")!.req);
+
+  it("a request above gRPC's 4 MiB message bound is refused with RESOURCE_EXHAUSTED and both sizes; one just under it is answered", async () => {
+    const fn = await startFunction({ insecure: true });
+    const client = connect(fn.address);
+    const padded = (bytes: number) => {
+      const req = persistent();
+      req.observed!.resources = { ...req.observed!.resources, padding: { resource: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "padding", namespace: "ws-alice-payments" }, data: { pad: "x".repeat(bytes) } }, connectionDetails: {}, ready: 0 } };
+      return req;
+    };
+    try {
+      expect((await client.runFunction(padded(4 * 1024 * 1024 - 64 * 1024))).results?.some((r) => r.severity === 1)).toBe(false);
+      const refused = await client.runFunction(padded(5 * 1024 * 1024)).then(() => undefined, (e: any) => e);
+      expect(refused?.code, "the call is refused").toBe(8); // RESOURCE_EXHAUSTED
+      expect(refused.details).toMatch(/^Received message larger than max \(\d+ vs 4194304\)$/);
+    } finally {
+      client.close();
+      await fn.stop();
+    }
+  });
+
+  it("with --debug, one line per call names the XR, the verdict and the duration, and no line carries a secret", async () => {
+    const SECRET = "s3cr3t-v4lue-that-must-not-leak";
+    const fn = await startFunction({ insecure: true, debug: true });
+    const client = connect(fn.address);
+    const req = persistent();
+    // What Crossplane can send a function that is secret: composed resources' connection details and credentials.
+    req.observed!.resources = Object.fromEntries(Object.entries(req.observed!.resources ?? {}).map(([k, r]) => [k, { ...r, connectionDetails: { password: Buffer.from(SECRET) } }]));
+    req.credentials = { database: { credentialData: { data: { password: Buffer.from(SECRET) } } } } as any;
+    try {
+      await client.runFunction(req);
+      await client.runFunction(req);
+    } finally {
+      client.close();
+      await fn.stop();
+    }
+    const lines = fn.output().split("\n").filter((l) => l.includes('"msg":"rendered"'));
+    expect(lines, "one debug line per call").toHaveLength(2);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ composite: 'DeveloperWorkspace "alice-payments-xr"', verdict: "rendered", durationMs: expect.any(Number) });
+    for (const form of [SECRET, Buffer.from(SECRET).toString("base64")]) expect(fn.output()).not.toContain(form);
+  });
+
+  it("SIGTERM stops it cleanly: it says so, exits 0, and refuses new calls", async () => {
+    const fn = await startFunction({ insecure: true });
+    const client = connect(fn.address);
+    try {
+      await client.runFunction(persistent());
+      const exited = new Promise<number | null>((resolve) => fn.process.once("exit", (code) => resolve(code)));
+      fn.process.kill("SIGTERM");
+      expect(await exited).toBe(0);
+      expect(fn.output()).toContain("received SIGTERM, shutting down");
+      expect(fn.output()).toContain("server shut down");
+      await expect(client.runFunction(persistent())).rejects.toThrow();
+    } finally {
+      client.close();
+    }
+  });
+});

@@ -23,6 +23,8 @@ export async function freePort(): Promise<number> {
 export interface FunctionProcess {
   process: ChildProcess;
   address: string;
+  /** Everything the process has written to stdout and stderr so far. */
+  output(): string;
   stop(): Promise<void>;
 }
 
@@ -33,13 +35,13 @@ export interface FunctionProcess {
  * root filesystem), and then `tlsDir` is a path as that command sees it. `env` replaces the
  * environment (default: this process's).
  */
-export async function startFunction(opts: { insecure?: boolean; tlsDir?: string; entry?: string; nodeFlags?: string[]; command?: string[]; env?: NodeJS.ProcessEnv } = {}): Promise<FunctionProcess> {
+export async function startFunction(opts: { insecure?: boolean; tlsDir?: string; entry?: string; nodeFlags?: string[]; command?: string[]; env?: NodeJS.ProcessEnv; debug?: boolean } = {}): Promise<FunctionProcess> {
   const port = await freePort();
   const address = `127.0.0.1:${port}`;
   const entry = opts.entry ?? "functions/berth/main.ts";
   const node = [process.execPath, ...(opts.nodeFlags ?? []), ...(entry.endsWith(".ts") ? ["--import", "tsx", entry] : [entry])];
   const [file, ...args] = opts.command ?? node;
-  const flags = ["--address", address, ...(opts.insecure ? ["--insecure"] : ["--tls-server-certs-dir", opts.tlsDir!])];
+  const flags = ["--address", address, ...(opts.insecure ? ["--insecure"] : ["--tls-server-certs-dir", opts.tlsDir!]), ...(opts.debug ? ["--debug"] : [])];
   const child = spawn(file!, [...args, ...flags], { stdio: ["ignore", "pipe", "pipe"], env: opts.env ?? process.env });
   let output = "";
   child.stdout!.on("data", (d) => (output += d));
@@ -62,6 +64,7 @@ export async function startFunction(opts: { insecure?: boolean; tlsDir?: string;
   return {
     process: child,
     address,
+    output: () => output,
     stop: () =>
       new Promise((resolve) => {
         if (child.exitCode !== null) return resolve();
