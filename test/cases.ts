@@ -135,6 +135,16 @@ const FAILED_JOB: KubeObject = {
 };
 const RECORDED = { outcome: { result: "Succeeded", reason: "Completed", finishedAt: "2026-11-01T10:00:00Z" } };
 
+/**
+ * The ephemeral example's Job as it was created (the reviewed golden's), running, and a profile
+ * whose codex runtime (the one it runs) has since moved to a new image.
+ */
+const STARTED_JOB: KubeObject = {
+  ...(parse(readFileSync(goldenPath("ephemeral"), "utf8")).desired.resources.workload.resource as KubeObject),
+  status: { active: 1, ready: 1 },
+};
+const PROFILE_WITH_NEW_IMAGE = edited(PROFILE, (p: any) => (p.spec.runtimes.find((r: any) => r.name === "codex").image = "registry.example.com/berth/codex:1.0.0"));
+
 /** What a workspace says while Crossplane has not yet fetched its profile. */
 const WAITING_FOR_PROFILE = {
   kind: "DeveloperWorkspace",
@@ -310,6 +320,16 @@ export const CASES: Case[] = [
     reason: "Rule 5: RBAC and a projected token exist only because the document declares kubernetes access.",
     req: request(REVIEW, { required: ALL_REQUIRED, observed: { namespace: existingNamespace(REVIEW) } }),
     want: { golden: "review" },
+  },
+  {
+    name: "RunningJobKeepsItsPodTemplate",
+    reason:
+      "Nothing lost: a Job's pod template cannot change, so a profile edit (a new runtime image) leaves the running Job's template as it started, with a warning naming what was not applied, instead of failing every reconcile.",
+    req: request(EPHEMERAL, {
+      required: { ...ALL_REQUIRED, profile: [PROFILE_WITH_NEW_IMAGE] },
+      observed: { namespace: existingNamespace(EPHEMERAL), workload: STARTED_JOB },
+    }),
+    want: { golden: "running-job-keeps-template" },
   },
   {
     name: "OutcomeIsNeverRewritten",

@@ -78,6 +78,8 @@ const FunctionRunnerClient = grpc.makeGenericClientConstructor(FunctionRunnerSer
 
 export interface RunFunctionClient {
   runFunction(req: RunFunctionRequest): Promise<RunFunctionResponse>;
+  /** The same call with the request already encoded: a load test's client then spends no CPU encoding it again. */
+  runEncoded(req: Uint8Array): Promise<RunFunctionResponse>;
   close(): void;
 }
 
@@ -96,6 +98,16 @@ export function connect(address: string, tlsDir?: string): RunFunctionClient {
   };
   return {
     runFunction: (req) => new Promise((resolve, reject) => client.runFunction(req, (err, rsp) => (err ? reject(err) : resolve(rsp)))),
+    runEncoded: (req) =>
+      new Promise((resolve, reject) =>
+        client.makeUnaryRequest(
+          FunctionRunnerServiceService.runFunction.path,
+          (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength),
+          FunctionRunnerServiceService.runFunction.responseDeserialize,
+          req,
+          (err, rsp) => (err ? reject(err) : resolve(rsp!)),
+        ),
+      ),
     close: () => client.close(),
   };
 }

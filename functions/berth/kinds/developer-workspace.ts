@@ -8,7 +8,7 @@ import { unready, withReadiness } from "../readiness.js";
 import { RequiredResources } from "../required.js";
 import { workspaceLabels, workspaceNamespace } from "../render/labels.js";
 import { type NamespaceProfile, namespaceFirst, renderNamespaceProfile } from "../render/namespace-profile.js";
-import { renderWorkload } from "../render/workload.js";
+import { keepStartedTemplate, renderWorkload } from "../render/workload.js";
 import type { DeveloperWorkspaceSpec } from "../schema/developer-workspace.js";
 import { developerWorkspaceSchema } from "../schema/documents.js";
 import { parseDocument } from "../schema/errors.js";
@@ -100,7 +100,12 @@ export const renderDeveloperWorkspace: CompositeRenderer = (observed): Verdict =
   // retention) stays gone: re-creating it would run the agent again.
   const observedWorkload = observed.resources.workload;
   const outcome = recordedOutcome(observed.composite) ?? outcomeOfJob(observedWorkload);
-  if (outcome === undefined || observedWorkload !== undefined) objects.workload = renderWorkload(spec, runtime!, namespaceProfile, outcome !== undefined);
+  const warnings: string[] = [];
+  if (outcome === undefined || observedWorkload !== undefined) {
+    const kept = keepStartedTemplate(renderWorkload(spec, runtime!, namespaceProfile, outcome !== undefined), observedWorkload);
+    objects.workload = kept.workload;
+    if (kept.warning) warnings.push(kept.warning);
+  }
 
   const resources = withReadiness(namespaceFirst(objects, observed.resources), observed.resources);
   const status: DeveloperWorkspaceStatus = {
@@ -109,5 +114,5 @@ export const renderDeveloperWorkspace: CompositeRenderer = (observed): Verdict =
     capacity: capacityStatus(spec.storage, capacity),
     ...(outcome ? { outcome } : {}),
   };
-  return { type: "rendered", requirements: required.requirements, resources, status, warnings: [] };
+  return { type: "rendered", requirements: required.requirements, resources, status, warnings };
 };

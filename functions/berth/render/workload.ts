@@ -9,6 +9,7 @@ import type { NamespaceProfile } from "./namespace-profile.js";
 import { API_TOKEN_MOUNT, apiTokenVolume, hardenedContainerSecurityContext, hardenedPodSpec, SCRATCH_MOUNTS, SCRATCH_VOLUMES } from "./pod-security.js";
 import { WORKSPACE_VOLUME, workspaceVolume } from "./storage.js";
 import { kube } from "./objects.js";
+import { subsetDiff } from "../subset.js";
 
 type Runtime = WorkspaceProfileSpec["runtimes"][number];
 type Credential = DeveloperWorkspaceSpec["credentials"][number];
@@ -100,4 +101,22 @@ export function renderWorkload(spec: DeveloperWorkspaceSpec, runtime: Runtime, p
       },
     },
   });
+}
+
+/**
+ * Kubernetes refuses any change to a Job's pod template once the Job exists. When the profile or
+ * the document now asks for a different one (a new runtime image, say), applying it would fail
+ * every reconcile of the workspace until the change is undone; instead the running Job keeps the
+ * template it started with, the change reaches workspaces created from then on, and a warning
+ * says what was not applied. Only what Berth renders is compared: the API server adds defaults.
+ */
+export function keepStartedTemplate(rendered: KubeObject, observed: KubeObject | undefined): { workload: KubeObject; warning?: string } {
+  const started = (observed?.spec as IJob["spec"] | undefined)?.template;
+  if (started === undefined) return { workload: rendered };
+  const changes = subsetDiff((rendered.spec as IJob["spec"])!.template, started, "spec.template");
+  if (changes.length === 0) return { workload: rendered };
+  return {
+    workload: { ...rendered, spec: { ...(rendered.spec as object), template: started } },
+    warning: `the runtime Job keeps the pod template it started with, as a Job's template cannot change; not applied until the workspace is re-created (expected: what the profile and document now ask for, found: what runs): ${changes.slice(0, 3).join("; ")}${changes.length > 3 ? `; and ${changes.length - 3} more` : ""}`,
+  };
 }

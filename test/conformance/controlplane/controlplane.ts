@@ -131,6 +131,14 @@ export interface ControlPlane {
   onStop(hook: () => Promise<void>): void;
   /** The pid of every process started here that still runs, by name (etcd, kube-apiserver, crossplane, function-<name>, ...). */
   pids(): Record<string, number>;
+  /**
+   * Kills a process started here by name (SIGKILL unless told otherwise) and waits until it is
+   * gone: a fault, injected on purpose. relaunch starts it again as it was (same flags, ports,
+   * data) and waits until it is ready again: etcd healthy, the API server's and Crossplane's
+   * /readyz, a function accepting connections, anything else still running after a second.
+   */
+  kill(name: string, signal?: NodeJS.Signals): Promise<void>;
+  relaunch(name: string, timeoutMs?: number): Promise<void>;
   /** Crossplane's Prometheus metrics (controller-runtime's reconcile counts), on 127.0.0.1. Undefined without Crossplane. */
   crossplaneMetricsPort?: number;
   /** Kills every process (SIGTERM, then SIGKILL after 10 s); removes the run folder unless kept. */
@@ -315,6 +323,13 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   };
 
   const poll = (what: string, p: Parameters<ProcessSet["poll"]>[1], fn: () => Promise<boolean>, ms = remaining()) => processes.poll(what, p, fn, ms);
+  /** What "ready" means for each process, by name, for relaunch. */
+  const readiness = new Map<string, () => Promise<boolean>>();
+  const named = (name: string) => {
+    const p = processes.find(name);
+    if (!p) throw new Error(`no process named ${name} (have ${processes.procs.map((x) => x.name).join(", ")})`);
+    return p;
+  };
 
   try {
     // Certificates.
@@ -340,10 +355,11 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       "--unsafe-no-fsync=true",
       "--log-level=warn",
     ]);
-    await poll("etcd /health", etcd, async () => {
+    readiness.set("etcd", async () => {
       const r = await fetch(`${etcdURL}/health`);
       return r.ok && ((await r.json()) as { health?: string }).health === "true";
     });
+    await poll("etcd /health", etcd, readiness.get("etcd")!);
     log(`etcd ready on ${etcdURL} (${Date.now() - t} ms)`);
 
     // kube-apiserver.
@@ -380,7 +396,8 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       "--v=1",
     ]);
     const kube = new Kube({ server, ca: caPEM, cert: adminCrt, key: adminKey });
-    await poll("kube-apiserver /readyz", apiserver, async () => (await kube.raw("GET", "/readyz", undefined, undefined, 5000)).status === 200);
+    readiness.set("kube-apiserver", async () => (await kube.raw("GET", "/readyz", undefined, undefined, 5000)).status === 200);
+    await poll("kube-apiserver /readyz", apiserver, readiness.get("kube-apiserver")!);
     log(`kube-apiserver ready on ${server} (${Date.now() - t} ms)`);
 
     const kubeconfig = join(runDir, "kubeconfig");
@@ -429,10 +446,22 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       registerFunction: (name, port, capabilities) => registerFunction(kube, name, port, capabilities),
       onStop: (hook) => void beforeStop.push(hook),
       pids: () => Object.fromEntries(processes.procs.filter((p) => p.exitCode === undefined && p.child.pid).map((p) => [p.name, p.child.pid!])),
+      kill: async (name, signal = "SIGKILL") => {
+        await processes.kill(named(name), signal);
+        log(`${name} killed (${signal})`);
+      },
+      relaunch: async (name, timeoutMs = 120_000) => {
+        const t = Date.now();
+        const p = processes.relaunch(named(name));
+        const ready = readiness.get(name) ?? (async () => (await new Promise((r) => setTimeout(r, 1000)), true));
+        await processes.poll(`${name} ready again`, p, ready, timeoutMs);
+        log(`${name} relaunched (pid ${p.child.pid}), ready in ${Date.now() - t} ms`);
+      },
       startFunction: async (f) => {
         if (!cp.functionTLSDir) throw new Error("startFunction needs Crossplane (its CA signs the function's certificate)");
         const port = f.port ?? (await freePort());
         const p = launch(`function-${f.name}`, f.command, [...(f.args ?? []), `--address=127.0.0.1:${port}`, `--tls-server-certs-dir=${cp.functionTLSDir}`], f.env, f.cwd ?? process.cwd());
+        readiness.set(p.name, () => canConnect(port));
         await poll(`${f.name} listening on 127.0.0.1:${port}`, p, () => canConnect(port), 60_000);
         await registerFunction(kube, f.name, port);
         log(`function ${f.name} on 127.0.0.1:${port} registered`);
@@ -515,7 +544,8 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       ...(debug ? ["--debug"] : []),
       ...(opts.crossplaneArgs ?? []),
     ], { ...xpEnv, TLS_CLIENT_CERTS_DIR: clientDir });
-    await poll("crossplane /readyz", core, async () => (await fetch(`http://127.0.0.1:${health}/readyz`)).ok);
+    readiness.set("crossplane", async () => (await fetch(`http://127.0.0.1:${health}/readyz`)).ok);
+    await poll("crossplane /readyz", core, readiness.get("crossplane")!);
     log(`crossplane core ready (${Date.now() - t} ms)`);
     return cp;
   } catch (e) {

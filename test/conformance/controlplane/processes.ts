@@ -15,6 +15,8 @@ export interface Proc {
   exitCode?: number | null;
   /** Set once stop was asked for, so that its exit is not reported as a failure. */
   stopRequested?: boolean;
+  /** How it was started, so that it can be started again the same way (relaunch). */
+  command: { bin: string; args: string[]; env: NodeJS.ProcessEnv; cwd: string };
 }
 
 export function tail(file: string, lines = 30): string {
@@ -84,7 +86,7 @@ export class ProcessSet {
     const fd = openSync(logFile, "a");
     const child = spawn(bin, args, { stdio: ["ignore", fd, fd], env: { ...process.env, BERTH_RUN_DIR: this.opts.runDir, ...env }, cwd, detached: true });
     closeSync(fd);
-    const p: Proc = { name, child, logFile, exited: Promise.resolve(null) };
+    const p: Proc = { name, child, logFile, exited: Promise.resolve(null), command: { bin, args, env, cwd } };
     p.exited = new Promise((resolve) => {
       child.on("exit", (code, signal) => {
         p.exitCode = code ?? (signal ? -1 : null);
@@ -101,6 +103,35 @@ export class ProcessSet {
     if (child.pid) appendFileSync(this.pidFile, `${child.pid}\n`);
     this.opts.log(`started ${name} (pid ${child.pid}); log ${logFile}`);
     return p;
+  }
+
+  /** The process started last under this name, if any. */
+  find(name: string): Proc | undefined {
+    return this.procs.find((p) => p.name === name);
+  }
+
+  /**
+   * Sends a signal to a process (its group) and waits until it has exited: a fault injected on
+   * purpose, so its exit is not reported as a failure.
+   */
+  async kill(p: Proc, sig: NodeJS.Signals = "SIGKILL"): Promise<void> {
+    if (p.exitCode !== undefined) return;
+    p.stopRequested = true;
+    signalGroup(p, sig);
+    await p.exited;
+  }
+
+  /**
+   * Starts an exited process again with the command, environment and folder it had, appending
+   * to its log. It takes the old one's place in the set, so stop() keeps the order of start.
+   */
+  relaunch(p: Proc): Proc {
+    if (p.exitCode === undefined) throw new Error(`${p.name} still runs (pid ${p.child.pid})`);
+    const { bin, args, env, cwd } = p.command;
+    const next = this.launch(p.name, bin, args, env, cwd);
+    this.procs.splice(this.procs.indexOf(next), 1);
+    this.procs.splice(this.procs.indexOf(p), 1, next);
+    return next;
   }
 
   /** Throws, with the end of its log, if the process has exited. */

@@ -1,0 +1,373 @@
+// The fault suite: faults injected into the running system while a fleet of workspaces is live
+// (50 DeveloperWorkspaces and 10 ExecutionWorkspaces by default, ephemeral and persistent,
+// Ready and still provisioning), on the local control plane: etcd, kube-apiserver,
+// kube-controller-manager and Crossplane core as processes, function-berth as its own process
+// behind a fault-injecting proxy on loopback. After every fault the suite checks the invariant
+// users care about, no object a workspace owns deleted or re-created (same UIDs, the volume
+// above all), and that the system converges by itself, and reports what the workspaces' status
+// said during the fault and how long converging took.
+//
+// The scenarios run in order on one fleet: each starts from the converged state the one before
+// it left.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startControlPlane, type ControlPlane } from "../conformance/controlplane/controlplane.js";
+import { Cluster, installBerth, load, loadOne, REPO, sleep, waitFor, type Obj } from "../conformance/setup.js";
+import { installedFunction } from "../support/function-name.js";
+import {
+  API,
+  fleetMembers,
+  fleetPrerequisites,
+  losses,
+  memberKey,
+  ownership,
+  pool,
+  requestReconcile,
+  seeAll,
+  settled,
+  standInForTheNode,
+  type Member,
+} from "./fleet.js";
+import { FaultProxy } from "./proxy.js";
+import { asObserved, fatalMessages, renderConverged, renderLocally } from "../../functions/berth/local-render.js";
+
+const DEV = Number(process.env.BERTH_FAULTS_DEVELOPER_WORKSPACES ?? 50);
+const EXEC = Number(process.env.BERTH_FAULTS_EXECUTION_WORKSPACES ?? 10);
+/** How long the fleet may take to converge after a fault ends (Crossplane retries a failed reconcile with backoff up to 60 s). */
+const CONVERGE_MS = 240_000;
+/**
+ * Crossplane 2.4 gives a function call no deadline of its own: it ends with the reconcile's
+ * (2 minutes, internal/controller/apiextensions/composite/reconciler.go). A partition must
+ * outlast that for the call to fail rather than just wait.
+ */
+const UNREACHABLE_MS = 130_000;
+const FUNCTION = installedFunction().name;
+const FUNCTION_PROCESS = `function-${FUNCTION}`;
+
+const log = (m: string) => process.stderr.write(`[faults ${new Date().toISOString().slice(11, 19)}] ${m}\n`);
+
+let cp: ControlPlane;
+let c: Cluster;
+let proxy: FaultProxy;
+/** The fleet, as it is now (scenarios add and delete workspaces). */
+let members: Member[] = [];
+/** How many objects each member owns when converged (its converged render, computed locally). */
+const want = new Map<string, number>();
+
+interface Row {
+  fault: string;
+  during: string;
+  lost: number;
+  convergeS: number;
+}
+const rows: Row[] = [];
+
+/** The cluster objects a render reads, as the examples define them: what the local render is given. */
+const clusterObjects = () => [
+  loadOne("examples/profile.yaml"),
+  loadOne("examples/class-sandbox.yaml"),
+  ...load("examples/cluster/storageclass.yaml"),
+  ...load("examples/cluster/services.yaml"),
+];
+
+async function countWanted(ms: Member[]): Promise<void> {
+  for (const m of ms) {
+    const { response } = (await renderConverged(m.doc as any, clusterObjects() as any)).at(-1)!;
+    want.set(memberKey(m), Object.keys(response.desired?.resources ?? {}).length);
+  }
+}
+
+/** Creates members and waits until they own all their objects, then until the running ones are Ready. */
+async function bringUp(ms: Member[]): Promise<number> {
+  const t = Date.now();
+  await countWanted(ms);
+  await pool(ms, 16, (m) => c.apply(m.doc));
+  await settled(c, ms, want, CONVERGE_MS, { readiness: false });
+  await standInForTheNode(c, ms);
+  await settled(c, ms, want, CONVERGE_MS);
+  return (Date.now() - t) / 1000;
+}
+
+/**
+ * What a workspace's XR says once a reconcile has run during the fault: requests one and waits
+ * (up to waitMs) for its Synced condition to turn False; returns that condition, or the status
+ * as it stands if it never turned.
+ */
+async function statusDuring(m: Member, waitMs = 45_000): Promise<string> {
+  await requestReconcile(c, [m]);
+  const t = Date.now();
+  for (;;) {
+    const s = (await seeAll(c)).get(memberKey(m));
+    if (s?.synced?.status === "False") return `Synced=False ${s.synced.reason}: ${s.synced.message}`;
+    if (Date.now() - t > waitMs) return `Synced=${s?.synced?.status}, phase ${s?.phase} (unchanged ${waitMs / 1000} s after a reconcile was requested)`;
+    await sleep(500);
+  }
+}
+
+/**
+ * One fault: the ownership snapshot before, the fault injected (`inject` returns what status said
+ * during it and ends it), then the fleet must converge and own exactly what it owned.
+ */
+async function survive(fault: string, inject: () => Promise<string>): Promise<void> {
+  const before = await ownership(c, members);
+  log(`${fault}: injecting (${members.length} workspaces, ${before.size} owned objects)`);
+  const during = await inject();
+  log(`${fault}: during the fault: ${during}`);
+  const convergeS = await settled(c, members, want, CONVERGE_MS);
+  const lost = losses(before, await ownership(c, members));
+  rows.push({ fault, during, lost: lost.length, convergeS });
+  log(`${fault}: converged ${convergeS.toFixed(1)} s after the fault ended; ${lost.length} owned objects deleted or re-created`);
+  expect(lost).toEqual([]);
+}
+
+const first = (kind: Member["kind"], pick: (m: Member) => boolean = () => true) => {
+  const m = members.find((x) => x.kind === kind && pick(x));
+  if (!m) throw new Error(`no ${kind} in the fleet`);
+  return m;
+};
+const persistent = (m: Member) => m.doc.spec?.storage?.mode === "persistent";
+
+/**
+ * What Berth answers each member now, by the local render: its live XR (spec and status as the
+ * cluster has them), its converged objects as observed, and `cluster` as the objects the render
+ * reads. Returns the fatal message of each member Berth refuses.
+ */
+async function expectedRefusals(cluster: Obj[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (const m of members) {
+    const live = await c.get(API, m.kind, m.name);
+    const converged = (await renderConverged(m.doc as any, clusterObjects() as any)).at(-1)!.response;
+    const { response } = await renderLocally(live as any, cluster as any, asObserved(converged));
+    const fatal = fatalMessages(response)[0];
+    if (fatal) out.set(memberKey(m), fatal);
+  }
+  return out;
+}
+
+/**
+ * An input fault: `edit` changes what the workspaces read (or a workspace itself) and returns the
+ * cluster objects as the render now sees them. Every workspace is reconciled under the fault (as
+ * its requeue would, sooner); those Berth refuses must say so in their Synced condition with
+ * Berth's own message, the others must stay Synced. Then `restore` undoes the edit.
+ */
+async function inputFault(fault: string, edit: () => Promise<Obj[]>, restore: () => Promise<void>): Promise<void> {
+  await survive(fault, async () => {
+    const cluster = await edit();
+    const refusals = await expectedRefusals(cluster);
+    await requestReconcile(c, members);
+    let wrong: string[] = [];
+    await waitFor(`${refusals.size} workspaces refused, ${members.length - refusals.size} still Synced`, async () => {
+      const seen = await seeAll(c);
+      wrong = members.flatMap((m) => {
+        const s = seen.get(memberKey(m));
+        const refusal = refusals.get(memberKey(m));
+        if (refusal === undefined) return s?.synced?.status === "True" ? [] : [`${memberKey(m)}: Synced=${s?.synced?.status} ${s?.synced?.message}`];
+        return s?.synced?.status === "False" && s.synced.message?.includes(refusal) ? [] : [`${memberKey(m)}: Synced=${s?.synced?.status} ${s?.synced?.message}; expected the refusal ${refusal}`];
+      });
+      return wrong.length === 0;
+    }, 120_000, 1000).catch((e) => {
+      throw new Error(`${e.message}\n  ${wrong.slice(0, 8).join("\n  ")}`);
+    });
+    const example = [...refusals.entries()][0];
+    const seen = await seeAll(c);
+    await restore();
+    return refusals.size === 0
+      ? "every workspace stayed Synced"
+      : `${refusals.size} of ${members.length} refused, Synced=False ${seen.get(example![0])?.synced?.reason}: ${seen.get(example![0])?.synced?.message}`;
+  });
+}
+
+/** The example objects with one replaced (or, with `without`, left out). */
+function clusterWith(replacement: Obj | undefined, without?: Obj): Obj[] {
+  const same = (a: Obj, b: Obj) => a.kind === b.kind && a.metadata?.name === b.metadata?.name && a.metadata?.namespace === b.metadata?.namespace;
+  const target = replacement ?? without!;
+  return [...clusterObjects().filter((o) => !same(o, target)), ...(replacement ? [replacement] : [])];
+}
+
+const profile = () => loadOne("examples/profile.yaml");
+const sandboxClass = () => loadOne("examples/class-sandbox.yaml");
+
+beforeAll(async () => {
+  let t = Date.now();
+  cp = await startControlPlane({ log });
+  log(`control plane up in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+  const fn = await cp.startFunction({ name: FUNCTION, command: process.execPath, args: ["--import", "tsx", "functions/berth/main.ts"], cwd: REPO });
+  proxy = new FaultProxy(fn.port);
+  await proxy.start();
+  await cp.registerFunction(FUNCTION, proxy.port);
+  log(`function on 127.0.0.1:${fn.port}, Crossplane dials it through the fault proxy on 127.0.0.1:${proxy.port}`);
+  c = new Cluster(cp.kubeconfig);
+  await installBerth(c, log);
+  await fleetPrerequisites(c);
+  members = fleetMembers(DEV, EXEC);
+  t = Date.now();
+  const s = await bringUp(members);
+  log(`fleet up: ${DEV} DeveloperWorkspaces and ${EXEC} ExecutionWorkspaces, ${members.filter((m) => m.running).length} Ready, in ${s.toFixed(1)} s`);
+}, 900_000);
+
+afterAll(async () => {
+  const table = [
+    "| fault | what status said during it | owned objects deleted or re-created | converged after (s) |",
+    "| --- | --- | --- | --- |",
+    ...rows.map((r) => `| ${r.fault} | ${r.during.replace(/\|/g, "\\|").slice(0, 400)} | ${r.lost} | ${r.convergeS.toFixed(1)} |`),
+  ];
+  process.stdout.write(`\nFaults survived by ${DEV} DeveloperWorkspaces and ${EXEC} ExecutionWorkspaces:\n${table.join("\n")}\n`);
+  await proxy?.stop();
+  await cp?.stop();
+}, 120_000);
+
+describe("nothing a workspace owns is lost, and the fleet converges by itself, when", () => {
+  it("the function is killed (SIGKILL) mid-load, three times, and restarted", async () => {
+    await survive("function SIGKILL under load (x3), restarted", async () => {
+      let during = "";
+      for (let i = 0; i < 3; i++) {
+        await requestReconcile(c, members); // load: every workspace reconciles now
+        await sleep(500);
+        await cp.kill(FUNCTION_PROCESS, "SIGKILL");
+        if (i === 0) during = await statusDuring(first("DeveloperWorkspace"));
+        else await sleep(3000);
+        await cp.relaunch(FUNCTION_PROCESS);
+      }
+      return during;
+    });
+  });
+
+  it("the function is unreachable (a partition) for longer than Crossplane's call timeout", async () => {
+    await survive(`function unreachable for ${UNREACHABLE_MS / 1000} s (partition)`, async () => {
+      const t = Date.now();
+      proxy.set({ type: "blackhole" });
+      const during = await statusDuring(first("DeveloperWorkspace"), UNREACHABLE_MS + 20_000);
+      await sleep(Math.max(0, UNREACHABLE_MS - (Date.now() - t)));
+      proxy.set({ type: "pass" });
+      return during;
+    });
+  });
+
+  it("the function answers slowly (every byte 3 s late, both ways)", async () => {
+    await survive("function slow (3 s each way)", async () => {
+      proxy.set({ type: "delay", ms: 3000 });
+      await requestReconcile(c, members);
+      const t = Date.now();
+      const s = await settled(c, members, want, CONVERGE_MS);
+      proxy.set({ type: "pass" });
+      return `Synced=True throughout; every workspace reconciled through the slow link in ${s.toFixed(1)} s (${((Date.now() - t) / 1000).toFixed(1)} s)`;
+    });
+  });
+
+  it("Crossplane is killed mid-provisioning and restarted", async () => {
+    const added = fleetMembers(4, 2, 100);
+    await countWanted(added);
+    const before = await ownership(c, members);
+    const t = Date.now();
+    await pool(added, 16, (m) => c.apply(m.doc));
+    await sleep(1500);
+    await cp.kill("crossplane", "SIGKILL");
+    const partial = await seeAll(c);
+    const during = `Crossplane down 1.5 s into provisioning ${added.length} new workspaces (they owned ${added.map((m) => partial.get(memberKey(m))?.refs.length ?? 0).join(", ")} of ${added.map((m) => want.get(memberKey(m))).join(", ")} objects); status frozen while it is down`;
+    await sleep(3000);
+    await cp.relaunch("crossplane");
+    await settled(c, added, want, CONVERGE_MS, { readiness: false });
+    await standInForTheNode(c, added);
+    members = [...members, ...added];
+    const convergeS = await settled(c, members, want, CONVERGE_MS);
+    const lost = losses(before, await ownership(c, members));
+    rows.push({ fault: "Crossplane SIGKILL mid-provisioning, restarted", during, lost: lost.length, convergeS: (Date.now() - t) / 1000 });
+    log(`Crossplane mid-provisioning: ${during}; everything converged ${convergeS.toFixed(1)} s after the restart`);
+    expect(lost).toEqual([]);
+  });
+
+  it("Crossplane is killed mid-deletion and restarted", async () => {
+    const doomed = [first("DeveloperWorkspace", persistent), first("DeveloperWorkspace", (m) => !persistent(m)), first("ExecutionWorkspace")];
+    const doomedNamespaces = new Set<string>();
+    const seen = await seeAll(c);
+    for (const m of doomed) for (const r of seen.get(memberKey(m))!.refs) if (r.kind === "Namespace") doomedNamespaces.add(r.name);
+    members = members.filter((m) => !doomed.includes(m));
+    await survive("Crossplane SIGKILL mid-deletion, restarted", async () => {
+      for (const m of doomed) await c.delete(API, m.kind, m.name);
+      await sleep(1000);
+      await cp.kill("crossplane", "SIGKILL");
+      await sleep(3000);
+      await cp.relaunch("crossplane");
+      const t = Date.now();
+      await waitFor("the deleted workspaces and their namespaces gone", async () => {
+        for (const m of doomed) if (await c.get(API, m.kind, m.name)) return false;
+        for (const ns of doomedNamespaces) if (await c.get("v1", "Namespace", ns)) return false;
+        return true;
+      }, CONVERGE_MS, 1000);
+      return `Crossplane down 1 s into deleting ${doomed.length} workspaces; after its restart they and their ${doomedNamespaces.size} namespaces were gone in ${((Date.now() - t) / 1000).toFixed(1)} s; the others untouched`;
+    });
+  });
+
+  it("the API server and etcd are restarted", async () => {
+    await survive("API server and etcd restarted", async () => {
+      await cp.kill("kube-apiserver", "SIGTERM");
+      await cp.kill("etcd", "SIGTERM");
+      await sleep(5000);
+      await cp.relaunch("etcd");
+      await cp.relaunch("kube-apiserver");
+      return "API server down 5 s (Crossplane and the controller manager lose their watches and re-list)";
+    });
+  });
+});
+
+describe("nothing a workspace owns is lost, and the fleet converges once the input is fixed, when", () => {
+  it("the WorkspaceProfile loses a destination workspaces use", async () => {
+    const edited = profile();
+    edited.spec.destinations = edited.spec.destinations.filter((d: any) => d.name !== "npm-mirror");
+    await inputFault("profile: destination npm-mirror removed", async () => (await c.apply(edited), clusterWith(edited)), async () => void (await c.apply(profile())));
+  });
+
+  it("the WorkspaceProfile moves its runtimes to new images", async () => {
+    const edited = profile();
+    for (const r of edited.spec.runtimes) r.image = `${r.image.replace(/[:@].*$/, "")}:9.9.9`;
+    await inputFault("profile: runtime images changed", async () => (await c.apply(edited), clusterWith(edited)), async () => void (await c.apply(profile())));
+  });
+
+  it("the WorkspaceProfile's maxSize is lowered under live workspaces", async () => {
+    const edited = profile();
+    edited.spec.storage.maxSize = "10Gi";
+    await inputFault("profile: maxSize lowered to 10Gi", async () => (await c.apply(edited), clusterWith(edited)), async () => void (await c.apply(profile())));
+  });
+
+  it("the WorkspaceProfile is deleted and re-created", async () => {
+    await inputFault(
+      "profile deleted, then re-created",
+      async () => {
+        await c.delete(API, "WorkspaceProfile", "standard");
+        await waitFor("the profile gone", async () => (await c.get(API, "WorkspaceProfile", "standard")) === undefined, 60_000);
+        return clusterWith(undefined, profile());
+      },
+      async () => void (await c.apply(profile())),
+    );
+  });
+
+  it("the StorageClass is deleted and re-created", async () => {
+    const [storageClass] = load("examples/cluster/storageclass.yaml");
+    await inputFault(
+      "StorageClass xfs-quota deleted, then re-created",
+      async () => (await c.delete("storage.k8s.io/v1", "StorageClass", storageClass!.metadata!.name!), clusterWith(undefined, storageClass)),
+      async () => void (await c.apply(storageClass!)),
+    );
+  });
+
+  it("a reviewed Service is deleted and re-created", async () => {
+    const gateway = load("examples/cluster/services.yaml").find((o) => o.metadata?.name === "gateway")!;
+    await inputFault(
+      "Service ai-gateway/gateway deleted, then re-created",
+      async () => (await c.delete("v1", "Service", "gateway", "ai-gateway"), clusterWith(undefined, gateway)),
+      async () => void (await c.apply(gateway)),
+    );
+  });
+
+  it("the ExecutionWorkspaceClass is edited after workspaces bound to it", async () => {
+    const edited = sandboxClass();
+    edited.spec.permits.resources.max.cpu = "6";
+    await inputFault("ExecutionWorkspaceClass edited after binding", async () => (await c.apply(edited), clusterWith(edited)), async () => void (await c.apply(sandboxClass())));
+  });
+
+  it("a workspace document is replaced by one Berth refuses, then fixed", async () => {
+    const target = first("DeveloperWorkspace", persistent);
+    const broken = structuredClone(target.doc);
+    broken.spec.capabilities.git.destination = "pastebin";
+    await inputFault("GitOps: a workspace document replaced by an invalid one, then fixed", async () => (await c.apply(broken), clusterObjects()), async () => void (await c.apply(target.doc)));
+  });
+});
