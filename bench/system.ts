@@ -31,6 +31,7 @@ import { startControlPlane, type ControlPlane } from "../test/conformance/contro
 import { KubeError, type Kube } from "../test/conformance/controlplane/kube.js";
 import { Cluster, hasRunningStatus, installBerth, installUpstreamCRDs, load, loadOne, REPO, standInRunning, type Obj } from "../test/conformance/setup.js";
 import { installedFunction } from "../test/support/function-name.js";
+import { sumSamples, workspaceControllers } from "../test/support/prometheus.js";
 import { SHIPPED_ENTRY, shippedNodeFlags } from "../image/shipped.js";
 import { TTL_ENV, ttlsFromEnvironment } from "../functions/berth/ttl.js";
 
@@ -101,17 +102,6 @@ function topIncreases(a: Record<string, number>, b: Record<string, number>, limi
   );
 }
 
-/** Sums a Prometheus counter's samples whose labels match. */
-function sumCounter(text: string, name: string, labels: (l: string) => boolean = () => true): number {
-  let total = 0;
-  for (const line of text.split("\n")) {
-    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
-    const l = line.slice(name.length, line.lastIndexOf(" "));
-    if (labels(l)) total += Number(line.slice(line.lastIndexOf(" ") + 1));
-  }
-  return total;
-}
-
 interface Sample {
   at: number;
   cpu: Record<Component, number>;
@@ -129,16 +119,16 @@ async function sample(cp: ControlPlane, functionLog: string | undefined): Promis
   const cpu = Object.fromEntries(Object.entries(COMPONENTS).map(([k, name]) => [k, pids[name] ? cpuSeconds(pids[name]!) : 0])) as Record<Component, number>;
   const metrics = (await cp.kube.raw("GET", "/metrics")).body as unknown;
   const text = typeof metrics === "string" ? metrics : "";
-  const apiRequests = sumCounter(text, "apiserver_request_total");
+  const apiRequests = sumSamples(text, "apiserver_request_total");
   const requestsBy = requestsByVerbAndResource(text);
   let reconciles = 0;
   let circuitOpens = 0;
   let watchEventsDropped = 0;
   if (cp.crossplaneMetricsPort) {
     const text = await (await fetch(`http://127.0.0.1:${cp.crossplaneMetricsPort}/metrics`)).text();
-    reconciles = sumCounter(text, "controller_runtime_reconcile_total", (l) => /controller="[^"]*workspaces\.berth\.dev/.test(l) && !/WorkspaceProfile|profiles|classes/.test(l));
-    circuitOpens = sumCounter(text, "circuit_breaker_opens_total");
-    watchEventsDropped = sumCounter(text, "circuit_breaker_events_total", (l) => l.includes('result="Dropped"'));
+    reconciles = sumSamples(text, "controller_runtime_reconcile_total", workspaceControllers);
+    circuitOpens = sumSamples(text, "circuit_breaker_opens_total");
+    watchEventsDropped = sumSamples(text, "circuit_breaker_events_total", (l) => l.includes('result="Dropped"'));
   }
   const calls = functionLog ? readFileSync(functionLog, "utf8").split("\n").filter((l) => l.includes('"msg":"rendered"') && /(Developer|Execution)Workspace /.test(l)).length : 0;
   return { at: Date.now(), cpu, calls, reconciles, apiRequests, requestsBy, circuitOpens, watchEventsDropped };

@@ -11,8 +11,10 @@
 // it left.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startControlPlane, type ControlPlane } from "../conformance/controlplane/controlplane.js";
-import { Cluster, installBerth, load, loadOne, REPO, sleep, waitFor, type Obj } from "../conformance/setup.js";
+import { classPermitsInEffect, Cluster, installBerth, load, loadOne, REPO, sleep, waitFor, type Obj } from "../conformance/setup.js";
 import { installedFunction } from "../support/function-name.js";
+import { sumSamples, workspaceControllers } from "../support/prometheus.js";
+import { readFileSync } from "node:fs";
 import {
   API,
   fleetMembers,
@@ -28,6 +30,7 @@ import {
   type Member,
 } from "./fleet.js";
 import { FaultProxy } from "./proxy.js";
+import { SHIPPED_ENTRY, shippedNodeFlags } from "../../image/shipped.js";
 import { asObserved, fatalMessages, renderConverged, renderLocally } from "../../functions/berth/local-render.js";
 
 const DEV = Number(process.env.BERTH_FAULTS_DEVELOPER_WORKSPACES ?? 50);
@@ -48,6 +51,8 @@ const log = (m: string) => process.stderr.write(`[faults ${new Date().toISOStrin
 let cp: ControlPlane;
 let c: Cluster;
 let proxy: FaultProxy;
+/** The function's log (it runs with --debug: one line per call). */
+let functionLog: string;
 /** The fleet, as it is now (scenarios add and delete workspaces). */
 let members: Member[] = [];
 /** How many objects each member owns when converged (its converged render, computed locally). */
@@ -83,7 +88,7 @@ async function bringUp(ms: Member[]): Promise<number> {
   await pool(ms, 16, (m) => c.apply(m.doc));
   await settled(c, ms, want, CONVERGE_MS, { readiness: false });
   await standInForTheNode(c, ms);
-  await settled(c, ms, want, CONVERGE_MS);
+  await converged(ms);
   return (Date.now() - t) / 1000;
 }
 
@@ -103,6 +108,30 @@ async function statusDuring(m: Member, waitMs = 45_000): Promise<string> {
   }
 }
 
+/** Reconciles of workspace XRs Crossplane is running right now (controller-runtime's active workers). */
+async function reconcilesInFlight(): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${cp.crossplaneMetricsPort}/metrics`)).text();
+  return sumSamples(text, "controller_runtime_active_workers", workspaceControllers);
+}
+
+/** RunFunction calls the function has answered so far (its per-call debug lines). */
+const functionCalls = () => readFileSync(functionLog, "utf8").split("\n").filter((l) => l.includes('"msg":"rendered"')).length;
+
+/**
+ * Waits until the fleet is settled (see `settled`) with no reconcile of a workspace running: a
+ * reconcile still waiting on the function (Crossplane gives it up to 2 minutes) may yet fail.
+ * Returns the seconds it took.
+ */
+async function converged(ms: Member[] = members): Promise<number> {
+  const t = Date.now();
+  for (;;) {
+    await settled(c, ms, want, Math.max(1000, CONVERGE_MS - (Date.now() - t)));
+    if ((await reconcilesInFlight()) === 0) return (Date.now() - t) / 1000;
+    if (Date.now() - t > CONVERGE_MS) throw new Error(`reconciles still running ${CONVERGE_MS / 1000} s after the fault ended`);
+    await sleep(1000);
+  }
+}
+
 /**
  * One fault: the ownership snapshot before, the fault injected (`inject` returns what status said
  * during it and ends it), then the fleet must converge and own exactly what it owned.
@@ -112,7 +141,7 @@ async function survive(fault: string, inject: () => Promise<string>): Promise<vo
   log(`${fault}: injecting (${members.length} workspaces, ${before.size} owned objects)`);
   const during = await inject();
   log(`${fault}: during the fault: ${during}`);
-  const convergeS = await settled(c, members, want, CONVERGE_MS);
+  const convergeS = await converged();
   const lost = losses(before, await ownership(c, members));
   rows.push({ fault, during, lost: lost.length, convergeS });
   log(`${fault}: converged ${convergeS.toFixed(1)} s after the fault ended; ${lost.length} owned objects deleted or re-created`);
@@ -151,28 +180,30 @@ async function expectedRefusals(cluster: Obj[]): Promise<Map<string, string>> {
  */
 async function inputFault(fault: string, edit: () => Promise<Obj[]>, restore: () => Promise<void>): Promise<void> {
   await survive(fault, async () => {
-    const cluster = await edit();
-    const refusals = await expectedRefusals(cluster);
-    await requestReconcile(c, members);
-    let wrong: string[] = [];
-    await waitFor(`${refusals.size} workspaces refused, ${members.length - refusals.size} still Synced`, async () => {
-      const seen = await seeAll(c);
-      wrong = members.flatMap((m) => {
-        const s = seen.get(memberKey(m));
-        const refusal = refusals.get(memberKey(m));
-        if (refusal === undefined) return s?.synced?.status === "True" ? [] : [`${memberKey(m)}: Synced=${s?.synced?.status} ${s?.synced?.message}`];
-        return s?.synced?.status === "False" && s.synced.message?.includes(refusal) ? [] : [`${memberKey(m)}: Synced=${s?.synced?.status} ${s?.synced?.message}; expected the refusal ${refusal}`];
+    try {
+      const cluster = await edit();
+      const refusals = await expectedRefusals(cluster);
+      await requestReconcile(c, members);
+      let wrong: string[] = [];
+      await waitFor(`${refusals.size} workspaces refused, ${members.length - refusals.size} still Synced`, async () => {
+        const seen = await seeAll(c);
+        wrong = members.flatMap((m) => {
+          const s = seen.get(memberKey(m));
+          const refusal = refusals.get(memberKey(m));
+          if (refusal === undefined) return s?.synced?.status === "True" ? [] : [`${memberKey(m)}: Synced=${s?.synced?.status} ${s?.synced?.message}`];
+          return s?.synced?.status === "False" && s.synced.message?.includes(refusal) ? [] : [`${memberKey(m)}: Synced=${s?.synced?.status} ${s?.synced?.message}; expected the refusal ${refusal}`];
+        });
+        return wrong.length === 0;
+      }, 120_000, 1000).catch((e) => {
+        throw new Error(`${e.message}\n  ${wrong.slice(0, 8).join("\n  ")}`);
       });
-      return wrong.length === 0;
-    }, 120_000, 1000).catch((e) => {
-      throw new Error(`${e.message}\n  ${wrong.slice(0, 8).join("\n  ")}`);
-    });
-    const example = [...refusals.entries()][0];
-    const seen = await seeAll(c);
-    await restore();
-    return refusals.size === 0
-      ? "every workspace stayed Synced"
-      : `${refusals.size} of ${members.length} refused, Synced=False ${seen.get(example![0])?.synced?.reason}: ${seen.get(example![0])?.synced?.message}`;
+      const example = [...refusals.keys()][0];
+      const said = example === undefined ? undefined : (await seeAll(c)).get(example)?.synced;
+      return said === undefined ? "every workspace stayed Synced" : `${refusals.size} of ${members.length} refused, Synced=False ${said.reason}: ${said.message}`;
+    } finally {
+      // Whatever happened, the next scenario starts from the example objects.
+      await restore();
+    }
   });
 }
 
@@ -190,7 +221,8 @@ beforeAll(async () => {
   let t = Date.now();
   cp = await startControlPlane({ log });
   log(`control plane up in ${((Date.now() - t) / 1000).toFixed(1)} s`);
-  const fn = await cp.startFunction({ name: FUNCTION, command: process.execPath, args: ["--import", "tsx", "functions/berth/main.ts"], cwd: REPO });
+  const fn = await cp.startFunction({ name: FUNCTION, command: process.execPath, args: [...shippedNodeFlags(), SHIPPED_ENTRY, "--debug"], cwd: REPO });
+  functionLog = fn.logFile;
   proxy = new FaultProxy(fn.port);
   await proxy.start();
   await cp.registerFunction(FUNCTION, proxy.port);
@@ -223,7 +255,7 @@ describe("nothing a workspace owns is lost, and the fleet converges by itself, w
         await requestReconcile(c, members); // load: every workspace reconciles now
         await sleep(500);
         await cp.kill(FUNCTION_PROCESS, "SIGKILL");
-        if (i === 0) during = await statusDuring(first("DeveloperWorkspace"));
+        if (i === 0) during = `${await statusDuring(first("DeveloperWorkspace"), 10_000)}: Crossplane's call waits for the function to come back (gRPC waitForReady) within its 2-minute reconcile deadline`;
         else await sleep(3000);
         await cp.relaunch(FUNCTION_PROCESS);
       }
@@ -243,13 +275,19 @@ describe("nothing a workspace owns is lost, and the fleet converges by itself, w
   });
 
   it("the function answers slowly (every byte 3 s late, both ways)", async () => {
-    await survive("function slow (3 s each way)", async () => {
+    await survive("function slow (every byte 3 s late, both ways)", async () => {
       proxy.set({ type: "delay", ms: 3000 });
-      await requestReconcile(c, members);
+      const calls = functionCalls();
       const t = Date.now();
-      const s = await settled(c, members, want, CONVERGE_MS);
+      await requestReconcile(c, members);
+      let unsynced = 0;
+      await waitFor(`${members.length} calls answered through the slow link`, async () => {
+        unsynced = Math.max(unsynced, [...(await seeAll(c)).values()].filter((x) => x.synced?.status !== "True").length);
+        return functionCalls() - calls >= members.length && (await reconcilesInFlight()) === 0;
+      }, CONVERGE_MS, 1000);
+      const seconds = (Date.now() - t) / 1000;
       proxy.set({ type: "pass" });
-      return `Synced=True throughout; every workspace reconciled through the slow link in ${s.toFixed(1)} s (${((Date.now() - t) / 1000).toFixed(1)} s)`;
+      return `${unsynced === 0 ? "Synced=True throughout" : `${unsynced} workspaces not Synced at some point`}; every workspace reconciled through the slow link (${functionCalls() - calls} calls) in ${seconds.toFixed(1)} s`;
     });
   });
 
@@ -268,7 +306,7 @@ describe("nothing a workspace owns is lost, and the fleet converges by itself, w
     await settled(c, added, want, CONVERGE_MS, { readiness: false });
     await standInForTheNode(c, added);
     members = [...members, ...added];
-    const convergeS = await settled(c, members, want, CONVERGE_MS);
+    const convergeS = await converged();
     const lost = losses(before, await ownership(c, members));
     rows.push({ fault: "Crossplane SIGKILL mid-provisioning, restarted", during, lost: lost.length, convergeS: (Date.now() - t) / 1000 });
     log(`Crossplane mid-provisioning: ${during}; everything converged ${convergeS.toFixed(1)} s after the restart`);
@@ -304,7 +342,12 @@ describe("nothing a workspace owns is lost, and the fleet converges by itself, w
       await sleep(5000);
       await cp.relaunch("etcd");
       await cp.relaunch("kube-apiserver");
-      return "API server down 5 s (Crossplane and the controller manager lose their watches and re-list)";
+      // The API server resolves the berth-class-permits policy's paramKind (a CRD) through a
+      // discovery cache it fills again after a start: until then the policy fails closed and
+      // every ExecutionWorkspace write, Crossplane's included, is refused (README, Known limits).
+      const t = Date.now();
+      await classPermitsInEffect(c, "sandbox-session");
+      return `API server and etcd down 5 s; Crossplane and the controller manager re-list; ExecutionWorkspace writes refused by berth-class-permits (fails closed) for ${((Date.now() - t) / 1000).toFixed(1)} s after the restart, until the API server's discovery finds the class kind again`;
     });
   });
 });

@@ -132,12 +132,14 @@ export interface ControlPlane {
   /** The pid of every process started here that still runs, by name (etcd, kube-apiserver, crossplane, function-<name>, ...). */
   pids(): Record<string, number>;
   /**
-   * Kills a process started here by name (SIGKILL unless told otherwise) and waits until it is
-   * gone: a fault, injected on purpose. relaunch starts it again as it was (same flags, ports,
-   * data) and waits until it is ready again: etcd healthy, the API server's and Crossplane's
-   * /readyz, a function accepting connections, anything else still running after a second.
+   * Kills a process started here by name and waits until it is gone: a fault, injected on
+   * purpose. SIGKILL (the default) at once; SIGTERM as a restart would, then SIGKILL if it has
+   * not exited after 10 s (the API server otherwise drains its watches for a minute). relaunch
+   * starts it again as it was (same flags, ports, data) and waits until it is ready again: etcd
+   * healthy, the API server's and Crossplane's /readyz, a function accepting connections,
+   * anything else still running after a second.
    */
-  kill(name: string, signal?: NodeJS.Signals): Promise<void>;
+  kill(name: string, signal?: "SIGKILL" | "SIGTERM"): Promise<void>;
   relaunch(name: string, timeoutMs?: number): Promise<void>;
   /** Crossplane's Prometheus metrics (controller-runtime's reconcile counts), on 127.0.0.1. Undefined without Crossplane. */
   crossplaneMetricsPort?: number;
@@ -447,7 +449,8 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       onStop: (hook) => void beforeStop.push(hook),
       pids: () => Object.fromEntries(processes.procs.filter((p) => p.exitCode === undefined && p.child.pid).map((p) => [p.name, p.child.pid!])),
       kill: async (name, signal = "SIGKILL") => {
-        await processes.kill(named(name), signal);
+        if (signal === "SIGTERM") await processes.stopOne(named(name), 10_000);
+        else await processes.kill(named(name));
         log(`${name} killed (${signal})`);
       },
       relaunch: async (name, timeoutMs = 120_000) => {

@@ -110,14 +110,11 @@ export class ProcessSet {
     return this.procs.find((p) => p.name === name);
   }
 
-  /**
-   * Sends a signal to a process (its group) and waits until it has exited: a fault injected on
-   * purpose, so its exit is not reported as a failure.
-   */
-  async kill(p: Proc, sig: NodeJS.Signals = "SIGKILL"): Promise<void> {
+  /** SIGKILL to a process (its group), waiting until it has exited: a fault injected on purpose, so its exit is not reported as a failure. */
+  async kill(p: Proc): Promise<void> {
     if (p.exitCode !== undefined) return;
     p.stopRequested = true;
-    signalGroup(p, sig);
+    signalGroup(p, "SIGKILL");
     await p.exited;
   }
 
