@@ -124,6 +124,16 @@ export const EXECUTION_CASES: Case[] = [
     `cannot render ExecutionWorkspace "work-session-42": ExecutionWorkspaceClass "sandbox-session" changed after this workspace was bound to it (bound to sha256:0000000000000000 at generation 1, now ${CLASS_SANDBOX_HASH}); a running workspace is never changed silently: restore the class, or create a new workspace`,
   ),
   fatalCase(
+    "ProfileTightenedUnderTheClassRefusesWithoutLoss",
+    "The profile is the ceiling even when the class was published under a looser one: a maxSize lowered under a running workspace refuses it, naming the field, and keeps what it has.",
+    request(EW_SANDBOX, {
+      required: { ...SANDBOX_REQUIRED, profile: [edited(PROFILE, (p: any) => (p.spec.storage.maxSize = "10Gi"))] },
+      observed: { runtime: observedSandbox("Running", true) },
+    }),
+    { class: classRequirement("sandbox-session"), profile: requirement.profile, "storage-class": requirement.storageClass, "service-ai-gateway-gateway": requirement.gateway },
+    'cannot render ExecutionWorkspace "work-session-42": spec.requests.storage.size: 15Gi exceeds the maxSize 10Gi of WorkspaceProfile "standard"',
+  ),
+  fatalCase(
     "SubstrateClassCannotPermitCheckpoints",
     "Berth's checkpoints are CSI snapshots of a volume a Substrate actor does not mount; such a class is refused rather than faked.",
     request(edited(CLASS_SUBSTRATE, (c) => ((c.spec as { permits: { checkpoint: boolean } }).permits.checkpoint = true)), { required: { profile: [PROFILE] } }),

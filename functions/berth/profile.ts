@@ -3,6 +3,7 @@ import type { Problem } from "./problems.js";
 import type { RequiredResources } from "./required.js";
 import { API_VERSION, workspaceProfileSchema } from "./schema/documents.js";
 import type { WorkspaceProfileSpec } from "./schema/profile.js";
+import { quantityValue } from "./schema/quantity.js";
 
 export interface ResolvedProfile {
   type: "found";
@@ -19,4 +20,26 @@ export function resolveProfile(name: string, required: RequiredResources): Resol
 /** Reads the profile's StorageClass, which says how persistent capacity is really enforced. */
 export function resolveStorageClass(spec: WorkspaceProfileSpec, required: RequiredResources): { type: "found"; object: KubeObject } | Problem {
   return required.need("storage-class", { apiVersion: "storage.k8s.io/v1", kind: "StorageClass", name: spec.storage.storageClassName }, "StorageClass");
+}
+
+/** What a workspace is to get, each value with the document field it comes from. */
+export interface Asked {
+  storage: { field: string; size: string };
+  resources: { field: string; cpu: string; memory: string };
+}
+
+/**
+ * Anything a workspace is to get beyond its profile's ceilings (the volume's maxSize, the
+ * containers' limits.max) is refused: the profile is what the platform team agreed to, and a
+ * profile tightened under live workspaces refuses them too (they keep what they have).
+ */
+export function beyondProfile(asked: Asked, profile: ResolvedProfile): Problem | undefined {
+  const exceeds = (value: string, ceiling: string) => quantityValue(value) > quantityValue(ceiling);
+  const { storage, limits } = profile.spec;
+  const over: string[] = [];
+  if (exceeds(asked.storage.size, storage.maxSize)) over.push(`${asked.storage.field}: ${asked.storage.size} exceeds the maxSize ${storage.maxSize}`);
+  for (const r of ["cpu", "memory"] as const) {
+    if (exceeds(asked.resources[r], limits.max[r])) over.push(`${asked.resources.field}.${r}: ${asked.resources[r]} exceeds the max ${limits.max[r]}`);
+  }
+  return over.length === 0 ? undefined : { type: "invalid", message: `${over.join("; ")} of WorkspaceProfile "${profile.name}"` };
 }

@@ -160,7 +160,11 @@ export async function standInForTheNode(c: Cluster, members: Member[]): Promise<
   const seen = await seeAll(c);
   const refs = members.filter((m) => m.running).flatMap((m) => seen.get(memberKey(m))?.refs ?? []);
   const targets = refs.filter((r) => hasRunningStatus({ kind: r.kind } as Obj));
-  await pool(targets, 16, async (r) => standInRunning(c, { apiVersion: r.apiVersion, kind: r.kind, metadata: { name: r.name, namespace: r.namespace } }));
+  // An XR lists an object in its resourceRefs as Crossplane applies it: wait for it to exist.
+  await pool(targets, 16, async (r) => {
+    await waitFor(`${r.kind} ${r.namespace}/${r.name}`, () => c.get(r.apiVersion, r.kind, r.name, r.namespace), 60_000, 250);
+    await standInRunning(c, { apiVersion: r.apiVersion, kind: r.kind, metadata: { name: r.name, namespace: r.namespace } });
+  });
   return targets.length;
 }
 

@@ -3,32 +3,16 @@ import { declaredCapabilities, resolveEgress } from "../egress.js";
 import type { CompositeRenderer, KubeObject, Observed, Verdict } from "../model.js";
 import { type Outcome, outcomeOfJob, recordedOutcome } from "../outcome.js";
 import type { Problem } from "../problems.js";
-import { resolveProfile, resolveStorageClass } from "../profile.js";
+import { beyondProfile, resolveProfile, resolveStorageClass } from "../profile.js";
 import { unready, withReadiness } from "../readiness.js";
 import { RequiredResources } from "../required.js";
 import { workspaceLabels, workspaceNamespace } from "../render/labels.js";
 import { type NamespaceProfile, namespaceFirst, renderNamespaceProfile } from "../render/namespace-profile.js";
 import { keepStartedTemplate, renderWorkload } from "../render/workload.js";
-import type { DeveloperWorkspaceSpec } from "../schema/developer-workspace.js";
 import { developerWorkspaceSchema } from "../schema/documents.js";
 import { parseDocument } from "../schema/errors.js";
-import type { WorkspaceProfileSpec } from "../schema/profile.js";
-import { quantityValue } from "../schema/quantity.js";
 import type { DeveloperWorkspaceStatus } from "../schema/status.js";
 import { fatal, stalled } from "../verdicts.js";
-
-const exceeds = (value: string, ceiling: string) => quantityValue(value) > quantityValue(ceiling);
-
-/** Requests larger than the profile allows are the document's mistake: a fatal result. */
-function checkCeilings(spec: DeveloperWorkspaceSpec, profileName: string, profile: WorkspaceProfileSpec): Problem | undefined {
-  const over: string[] = [];
-  if (exceeds(spec.storage.size, profile.storage.maxSize)) over.push(`spec.storage.size: ${spec.storage.size} exceeds the maxSize ${profile.storage.maxSize}`);
-  for (const r of ["cpu", "memory"] as const) {
-    if (exceeds(spec.resources[r], profile.limits.max[r])) over.push(`spec.resources.${r}: ${spec.resources[r]} exceeds the max ${profile.limits.max[r]}`);
-  }
-  if (over.length === 0) return undefined;
-  return { type: "invalid", message: `${over.join("; ")} of WorkspaceProfile "${profileName}"` };
-}
 
 /** Phase and reason of current health, which is never the same thing as the outcome. */
 function health(
@@ -64,7 +48,7 @@ export const renderDeveloperWorkspace: CompositeRenderer = (observed): Verdict =
 
   const runtime = profile.spec.runtimes.find((r) => r.name === spec.runtime.profile);
   const problem: Problem | undefined =
-    checkCeilings(spec, profile.name, profile.spec) ??
+    beyondProfile({ storage: { field: "spec.storage.size", size: spec.storage.size }, resources: { field: "spec.resources", ...spec.resources } }, profile) ??
     (runtime === undefined ? { type: "invalid", message: `spec.runtime.profile: WorkspaceProfile "${profile.name}" offers no runtime "${spec.runtime.profile}"` } : undefined);
   if (problem) return stalled(observed, required.requirements, problem, baseStatus);
 

@@ -3,7 +3,7 @@ import { type CapabilityRequest, declaredCapabilities, resolveEgress } from "../
 import { type Binding, resolveClass } from "../execution-class.js";
 import type { CompositeRenderer, DesiredResource, KubeObject, Observed, Verdict } from "../model.js";
 import type { Problem } from "../problems.js";
-import { resolveProfile, resolveStorageClass } from "../profile.js";
+import { beyondProfile, resolveProfile, resolveStorageClass } from "../profile.js";
 import { conditionTrue, unready, withReadiness } from "../readiness.js";
 import { describeRequirement, RequiredResources } from "../required.js";
 import { workspaceLabels, workspaceNamespace } from "../render/labels.js";
@@ -193,6 +193,17 @@ export const renderExecutionWorkspace: CompositeRenderer = (observed): Verdict =
       return stalled(observed, required.requirements, { type: "invalid", message: `${from!.field}: the checkpoint needs ${checkpoint.restoreSize}, more than ExecutionWorkspaceClass "${spec.classRef.name}" permits (max ${cls.spec.permits.storage.max})` }, status);
     }
   }
+  // The class was checked against its profile when it was published; the profile may have
+  // been tightened since, and it is the ceiling.
+  const classDefault = (field: string) => `ExecutionWorkspaceClass "${spec.classRef.name}" ${field}`;
+  const ceiling = beyondProfile(
+    {
+      storage: { field: size !== g.size ? `${from!.field} (the checkpoint's size)` : spec.requests?.storage?.size !== undefined ? "spec.requests.storage.size" : classDefault("spec.permits.storage.default"), size },
+      resources: { field: spec.requests?.resources !== undefined ? "spec.requests.resources" : classDefault("spec.permits.resources.default"), ...g.resources },
+    },
+    profile,
+  );
+  if (ceiling) return stalled(observed, required.requirements, ceiling, status);
   const volume = { mode: durable ? ("persistent" as const) : ("ephemeral" as const), size, ...(checkpoint ? { dataSource: RESTORE_DATA_SOURCE } : {}) };
   let capacity: CapacityDeclaration | undefined;
   if (storageClass !== undefined) {
