@@ -8,7 +8,7 @@
 // said during the fault and how long converging took.
 //
 // The scenarios run in order on one fleet: each starts from the converged state the one before
-// it left.
+// it left. The inputs go wrong first, the processes after.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startControlPlane, type ControlPlane } from "../conformance/controlplane/controlplane.js";
 import { classPermitsInEffect, Cluster, installBerth, load, loadOne, REPO, sleep, waitFor, type Obj } from "../conformance/setup.js";
@@ -270,6 +270,77 @@ afterAll(async () => {
   await cp?.stop();
 }, 120_000);
 
+describe("nothing a workspace owns is lost, and the fleet converges once the input is fixed, when", () => {
+  it("the WorkspaceProfile loses a destination workspaces use", async () => {
+    const edited = profile();
+    edited.spec.destinations = edited.spec.destinations.filter((d: any) => d.name !== "npm-mirror");
+    await inputFault("profile: destination npm-mirror removed", async () => (await c.apply(edited), clusterWith(edited)), async () => void (await c.apply(profile())));
+  });
+
+  it("the WorkspaceProfile moves its runtimes to new images", async () => {
+    const edited = profile();
+    for (const r of edited.spec.runtimes) r.image = `${r.image.replace(/[:@].*$/, "")}:9.9.9`;
+    await inputFault("profile: runtime images changed", async () => (await c.apply(edited), clusterWith(edited)), async () => void (await c.apply(profile())));
+  });
+
+  it("the WorkspaceProfile's maxSize is lowered under live workspaces", async () => {
+    const edited = profile();
+    edited.spec.storage.maxSize = "10Gi";
+    await inputFault("profile: maxSize lowered to 10Gi", async () => (await c.apply(edited), clusterWith(edited)), async () => void (await c.apply(profile())));
+  });
+
+  it("the StorageClass is deleted and re-created", async () => {
+    const [storageClass] = load("examples/cluster/storageclass.yaml");
+    await inputFault(
+      "StorageClass xfs-quota deleted, then re-created",
+      async () => {
+        await c.delete("storage.k8s.io/v1", "StorageClass", storageClass!.metadata!.name!);
+        await waitFor("the StorageClass gone", async () => (await c.getOf(storageClass!)) === undefined, 60_000);
+        return clusterWith(undefined, storageClass);
+      },
+      async () => void (await c.apply(storageClass!)),
+    );
+  });
+
+  it("a reviewed Service is deleted and re-created", async () => {
+    const gateway = load("examples/cluster/services.yaml").find((o) => o.metadata?.name === "gateway")!;
+    await inputFault(
+      "Service ai-gateway/gateway deleted, then re-created",
+      async () => {
+        await c.delete("v1", "Service", "gateway", "ai-gateway");
+        await waitFor("the Service gone", async () => (await c.getOf(gateway)) === undefined, 60_000);
+        return clusterWith(undefined, gateway);
+      },
+      async () => void (await c.apply(gateway)),
+    );
+  });
+
+  it("the ExecutionWorkspaceClass is edited after workspaces bound to it", async () => {
+    const edited = sandboxClass();
+    edited.spec.permits.resources.max.cpu = "6";
+    await inputFault("ExecutionWorkspaceClass edited after binding", async () => (await c.apply(edited), clusterWith(edited)), async () => void (await c.apply(sandboxClass())));
+  });
+
+  it("a workspace document is replaced by one Berth refuses, then fixed", async () => {
+    const target = first("DeveloperWorkspace", persistent);
+    const broken = structuredClone(target.doc);
+    broken.spec.capabilities.git.destination = "pastebin";
+    await inputFault("GitOps: a workspace document replaced by an invalid one, then fixed", async () => (await c.apply(broken), clusterObjects()), async () => void (await c.apply(target.doc)));
+  });
+  it("the WorkspaceProfile is deleted and re-created", async () => {
+    await inputFault(
+      "profile deleted, then re-created",
+      async () => {
+        await c.delete(API, "WorkspaceProfile", "standard");
+        await waitFor("the profile gone", async () => (await c.get(API, "WorkspaceProfile", "standard")) === undefined, 60_000);
+        return clusterWith(undefined, profile());
+      },
+      async () => void (await c.apply(profile())),
+    );
+  });
+
+});
+
 describe("nothing a workspace owns is lost, and the fleet converges by itself, when", () => {
   it("the function is killed (SIGKILL) mid-load, three times, and restarted", async () => {
     await survive("function SIGKILL under load (x3), restarted", async () => {
@@ -372,68 +443,5 @@ describe("nothing a workspace owns is lost, and the fleet converges by itself, w
       await classPermitsInEffect(c, "sandbox-session");
       return `API server and etcd down 5 s; Crossplane and the controller manager re-list; ExecutionWorkspace writes refused by berth-class-permits (fails closed) for ${((Date.now() - t) / 1000).toFixed(1)} s after the restart, until the API server's discovery finds the class kind again`;
     });
-  });
-});
-
-describe("nothing a workspace owns is lost, and the fleet converges once the input is fixed, when", () => {
-  it("the WorkspaceProfile loses a destination workspaces use", async () => {
-    const edited = profile();
-    edited.spec.destinations = edited.spec.destinations.filter((d: any) => d.name !== "npm-mirror");
-    await inputFault("profile: destination npm-mirror removed", async () => (await c.apply(edited), clusterWith(edited)), async () => void (await c.apply(profile())));
-  });
-
-  it("the WorkspaceProfile moves its runtimes to new images", async () => {
-    const edited = profile();
-    for (const r of edited.spec.runtimes) r.image = `${r.image.replace(/[:@].*$/, "")}:9.9.9`;
-    await inputFault("profile: runtime images changed", async () => (await c.apply(edited), clusterWith(edited)), async () => void (await c.apply(profile())));
-  });
-
-  it("the WorkspaceProfile's maxSize is lowered under live workspaces", async () => {
-    const edited = profile();
-    edited.spec.storage.maxSize = "10Gi";
-    await inputFault("profile: maxSize lowered to 10Gi", async () => (await c.apply(edited), clusterWith(edited)), async () => void (await c.apply(profile())));
-  });
-
-  it("the WorkspaceProfile is deleted and re-created", async () => {
-    await inputFault(
-      "profile deleted, then re-created",
-      async () => {
-        await c.delete(API, "WorkspaceProfile", "standard");
-        await waitFor("the profile gone", async () => (await c.get(API, "WorkspaceProfile", "standard")) === undefined, 60_000);
-        return clusterWith(undefined, profile());
-      },
-      async () => void (await c.apply(profile())),
-    );
-  });
-
-  it("the StorageClass is deleted and re-created", async () => {
-    const [storageClass] = load("examples/cluster/storageclass.yaml");
-    await inputFault(
-      "StorageClass xfs-quota deleted, then re-created",
-      async () => (await c.delete("storage.k8s.io/v1", "StorageClass", storageClass!.metadata!.name!), clusterWith(undefined, storageClass)),
-      async () => void (await c.apply(storageClass!)),
-    );
-  });
-
-  it("a reviewed Service is deleted and re-created", async () => {
-    const gateway = load("examples/cluster/services.yaml").find((o) => o.metadata?.name === "gateway")!;
-    await inputFault(
-      "Service ai-gateway/gateway deleted, then re-created",
-      async () => (await c.delete("v1", "Service", "gateway", "ai-gateway"), clusterWith(undefined, gateway)),
-      async () => void (await c.apply(gateway)),
-    );
-  });
-
-  it("the ExecutionWorkspaceClass is edited after workspaces bound to it", async () => {
-    const edited = sandboxClass();
-    edited.spec.permits.resources.max.cpu = "6";
-    await inputFault("ExecutionWorkspaceClass edited after binding", async () => (await c.apply(edited), clusterWith(edited)), async () => void (await c.apply(sandboxClass())));
-  });
-
-  it("a workspace document is replaced by one Berth refuses, then fixed", async () => {
-    const target = first("DeveloperWorkspace", persistent);
-    const broken = structuredClone(target.doc);
-    broken.spec.capabilities.git.destination = "pastebin";
-    await inputFault("GitOps: a workspace document replaced by an invalid one, then fixed", async () => (await c.apply(broken), clusterObjects()), async () => void (await c.apply(target.doc)));
   });
 });
