@@ -18,7 +18,7 @@ import { connect, type FunctionProcess, type RunFunctionClient, startFunction } 
 import { tempDirs } from "../support/temp.js";
 import { makeTestPKI } from "../support/tls.js";
 
-const CALLS = Number(process.env.CALLS ?? 1000);
+const CALLS = 1000;
 const CONCURRENCY = 64;
 const REQUEST_BYTES = 1024 * 1024;
 /** The bound on the function's peak resident memory under this load. */
@@ -86,7 +86,7 @@ beforeAll(async () => {
     encoded.push(RunFunctionRequest.encode(req).finish());
   }
   const tls = makeTestPKI(tempDir);
-  fn = await startFunction({ entry: SHIPPED_ENTRY, nodeFlags: process.env.FLAGS === "none" ? [] : shippedNodeFlags(), tlsDir: tls.serverDir });
+  fn = await startFunction({ entry: SHIPPED_ENTRY, nodeFlags: shippedNodeFlags(), tlsDir: tls.serverDir });
   client = connect(fn.address, tls.clientDir);
 }, 120_000);
 
