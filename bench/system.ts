@@ -29,7 +29,8 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { startControlPlane, type ControlPlane } from "../test/conformance/controlplane/controlplane.js";
 import { KubeError, type Kube } from "../test/conformance/controlplane/kube.js";
-import { Cluster, hasRunningStatus, installBerth, installUpstreamCRDs, load, loadOne, REPO, standInRunning, type Obj } from "../test/conformance/setup.js";
+import { applyExampleCluster, applyExampleProfileAndClass, Cluster, hasRunningStatus, installBerth, installUpstreamCRDs, loadOne, REPO, standInRunning, type Obj } from "../test/conformance/setup.js";
+import { peakRssMb, pool } from "../test/support/processes.js";
 import { installedFunction } from "../test/support/function-name.js";
 import { sumSamples, workspaceControllers } from "../test/support/prometheus.js";
 import { SHIPPED_ENTRY, shippedNodeFlags } from "../image/shipped.js";
@@ -71,12 +72,6 @@ function cpuSeconds(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return (Number(fields[11]) + Number(fields[12])) / TICKS; // utime, stime (fields 14 and 15)
-}
-
-/** Peak resident set (VmHWM) in MB. */
-function peakRssMb(pid: number): number {
-  const m = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return m ? Number(m[1]) / 1024 : 0;
 }
 
 /** apiserver_request_total by "VERB resource" (subresource appended), e.g. "PATCH jobs/status". */
@@ -142,14 +137,6 @@ const delta = (a: Sample, b: Sample) => ({
   apiRequests: b.apiRequests - a.apiRequests,
   requestsBy: topIncreases(a.requestsBy, b.requestsBy),
 });
-
-/** Runs fn over items with at most `limit` in flight. */
-async function pool<T>(items: T[], limit: number, fn: (t: T) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) await fn(items[next++]!);
-  }));
-}
 
 function workspaces(n: number): Obj[] {
   const dev = loadOne("examples/developerworkspace-ephemeral.yaml");
@@ -287,12 +274,6 @@ function manifest(o: Obj): Obj {
   return out;
 }
 
-/** What the examples need that is not Berth's: the reviewed Services' namespaces, the StorageClass, the Services. */
-async function clusterPrerequisites(c: Cluster): Promise<void> {
-  for (const ns of ["ai-gateway", "mcp", "team-payments"]) await c.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
-  for (const o of [...load("examples/cluster/storageclass.yaml"), ...load("examples/cluster/services.yaml")]) await c.apply(o);
-}
-
 interface Result {
   n: number;
   workspaces: number;
@@ -344,9 +325,8 @@ async function measure(n: number): Promise<Result> {
     const fn = await cp.startFunction({ name: installedFunction().name, command: process.execPath, args: [...shippedNodeFlags(), SHIPPED_ENTRY, "--debug"], cwd: REPO, env: TTL_OVERRIDES });
     const c = new Cluster(cp.kubeconfig);
     await installBerth(c, () => {});
-    await clusterPrerequisites(c);
-    for (const o of [loadOne("examples/profile.yaml"), loadOne("examples/class-sandbox.yaml")]) await c.apply(o);
-    await cp.kube.waitFor("class sandbox-session Ready", async () => ((await cp.kube.get(API, "ExecutionWorkspaceClass", "sandbox-session"))?.status?.conditions ?? []).some((x: any) => x.type === "Ready" && x.status === "True"), 120_000);
+    await applyExampleCluster(c);
+    await applyExampleProfileAndClass(c);
     const docs = workspaces(n);
     // One workspace of each kind first, alone: how many objects a converged one composes.
     const want: Record<string, number> = {};
@@ -434,7 +414,7 @@ async function measure(n: number): Promise<Result> {
     floorCp = await startControlPlane({ crossplane: false, log: () => {} });
     const fc = new Cluster(floorCp.kubeconfig);
     await installUpstreamCRDs(fc, () => {});
-    await clusterPrerequisites(fc);
+    await applyExampleCluster(fc);
     const manifests = [...objects.values()].map(manifest);
     const namespaces = manifests.filter((o) => o.kind === "Namespace");
     const rest = manifests.filter((o) => o.kind !== "Namespace");

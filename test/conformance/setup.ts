@@ -335,6 +335,19 @@ export async function installUpstreamCRDs(c: Cluster, say: (m: string) => void =
   return crds;
 }
 
+/** What the examples need that is not Berth's: the reviewed Services' namespaces, the StorageClass, the Services. */
+export async function applyExampleCluster(c: Cluster): Promise<void> {
+  for (const ns of ["ai-gateway", "mcp", "team-payments"]) await c.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
+  for (const o of [...load("examples/cluster/storageclass.yaml"), ...load("examples/cluster/services.yaml")]) await c.apply(o);
+}
+
+/** The example WorkspaceProfile and ExecutionWorkspaceClass, once the class says Ready (its admission binding rendered). */
+export async function applyExampleProfileAndClass(c: Cluster): Promise<void> {
+  const cls = loadOne("examples/class-sandbox.yaml");
+  for (const o of [loadOne("examples/profile.yaml"), cls]) await c.apply(o);
+  await waitFor(`class ${cls.metadata!.name} Ready`, async () => condition(await c.getOf(cls), "Ready")?.status === "True", 120_000);
+}
+
 /** The CRDs, XRDs, Compositions and admission manifests a cluster operator installs, in order. */
 export async function installBerth(c: Cluster, say: (m: string) => void = log): Promise<void> {
   const crds = await installUpstreamCRDs(c, say);

@@ -11,18 +11,16 @@
 // it left. The inputs go wrong first, the processes after.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startControlPlane, type ControlPlane } from "../conformance/controlplane/controlplane.js";
-import { classPermitsInEffect, Cluster, installBerth, load, loadOne, REPO, sleep, waitFor, type Obj } from "../conformance/setup.js";
+import { applyExampleCluster, applyExampleProfileAndClass, classPermitsInEffect, Cluster, installBerth, load, loadOne, REPO, sleep, waitFor, type Obj } from "../conformance/setup.js";
 import { installedFunction } from "../support/function-name.js";
 import { sumSamples, workspaceControllers } from "../support/prometheus.js";
 import { readFileSync } from "node:fs";
 import {
   API,
   fleetMembers,
-  fleetPrerequisites,
   losses,
   memberKey,
   ownership,
-  pool,
   requestReconcile,
   seeAll,
   settled,
@@ -30,6 +28,7 @@ import {
   type Member,
 } from "./fleet.js";
 import { FaultProxy } from "./proxy.js";
+import { pool } from "../support/processes.js";
 import { SHIPPED_ENTRY, shippedNodeFlags } from "../../image/shipped.js";
 import { asObserved, fatalMessages, renderConverged, renderLocally } from "../../functions/berth/local-render.js";
 
@@ -252,7 +251,8 @@ beforeAll(async () => {
   log(`function on 127.0.0.1:${fn.port}, Crossplane dials it through the fault proxy on 127.0.0.1:${proxy.port}`);
   c = new Cluster(cp.kubeconfig);
   await installBerth(c, log);
-  await fleetPrerequisites(c);
+  await applyExampleCluster(c);
+  await applyExampleProfileAndClass(c);
   members = fleetMembers(DEV, EXEC);
   t = Date.now();
   const s = await bringUp(members);

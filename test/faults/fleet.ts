@@ -1,7 +1,8 @@
 // The fleet the fault suite keeps alive: many workspaces of both kinds in mixed states, what
 // each one owns (every composed object's UID), and the checks made after every fault: nothing
 // owned deleted or re-created, and every workspace back where it was.
-import { Cluster, condition, load, loadOne, standInRunning, hasRunningStatus, waitFor, sleep, type Obj } from "../conformance/setup.js";
+import { Cluster, condition, loadOne, standInRunning, hasRunningStatus, waitFor, sleep, type Obj } from "../conformance/setup.js";
+import { pool } from "../support/processes.js";
 
 export const API = "workspaces.berth.dev/v1alpha1";
 export const KINDS = ["DeveloperWorkspace", "ExecutionWorkspace"] as const;
@@ -48,22 +49,6 @@ export function fleetMembers(dev: number, exec: number, from = 0): Member[] {
     out.push({ doc, kind: "ExecutionWorkspace", name, running: i % 3 !== 2 });
   }
   return out;
-}
-
-/** What the examples need that is not Berth's: the reviewed Services' namespaces, the StorageClass, the Services, the profile, the class. */
-export async function fleetPrerequisites(c: Cluster): Promise<void> {
-  for (const ns of ["ai-gateway", "mcp", "team-payments"]) await c.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
-  for (const o of [...load("examples/cluster/storageclass.yaml"), ...load("examples/cluster/services.yaml")]) await c.apply(o);
-  for (const o of [loadOne("examples/profile.yaml"), loadOne("examples/class-sandbox.yaml")]) await c.apply(o);
-  await waitFor("class sandbox-session Ready", async () => condition(await c.get(API, "ExecutionWorkspaceClass", "sandbox-session"), "Ready")?.status === "True", 120_000);
-}
-
-/** Runs fn over items with at most `limit` in flight. */
-export async function pool<T>(items: T[], limit: number, fn: (t: T) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) await fn(items[next++]!);
-  }));
 }
 
 /** Every fleet XR as the API server has it, by kind/name (one list per kind). */

@@ -5,7 +5,6 @@
 // between calls would show. Every answer must equal the pure render's, the process must not
 // crash, and its peak memory must stay bounded; then SIGTERM while 64 such calls are in flight:
 // every one of them is answered, and the process exits 0.
-import { readFileSync } from "node:fs";
 import { isDeepStrictEqual } from "node:util";
 import { RunFunctionRequest } from "@crossplane-org/function-sdk-typescript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -15,6 +14,7 @@ import type { KubeObject } from "../../functions/berth/model.js";
 import { SHIPPED_ENTRY, shippedNodeFlags } from "../../image/shipped.js";
 import { CLASS_SANDBOX, EPHEMERAL, EW_SANDBOX, PERSISTENT, PROFILE, SERVICES, STORAGE_CLASS } from "../fixtures.js";
 import { connect, type FunctionProcess, type RunFunctionClient, startFunction } from "../support/function-process.js";
+import { peakRssMb } from "../support/processes.js";
 import { tempDirs } from "../support/temp.js";
 import { makeTestPKI } from "../support/tls.js";
 
@@ -64,11 +64,6 @@ async function heavyRequest(composite: KubeObject): Promise<RunFunctionRequest> 
   const size = wireBytes(req);
   if (Math.abs(size - REQUEST_BYTES) > REQUEST_BYTES * 0.05) throw new Error(`request is ${size} bytes, not about ${REQUEST_BYTES}`);
   return req;
-}
-
-function peakRssMb(pid: number): number {
-  const m = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return m ? Number(m[1]) / 1024 : NaN;
 }
 
 let fn: FunctionProcess;
