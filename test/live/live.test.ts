@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { condition, sleep, undoneByCrossplane, waitFor, type Obj } from "../conformance/setup.js";
+import { classPermitsInEffect, condition, sleep, undoneByCrossplane, waitFor, type Obj } from "../conformance/setup.js";
 import { startLiveCluster, type LiveCluster } from "./cluster.js";
 import { CROSSPLANE_NAMESPACE, FUNCTION_NAME, rollOutFunction } from "./operator-install.js";
 import { shippedRuntime } from "../../image/shipped.js";
@@ -22,6 +22,7 @@ import {
   gitTokenSecret,
   installHarness,
   PROBE_PORT,
+  SANDBOX_CLASS,
   UNDECLARED_PORT,
   type LiveAddresses,
 } from "./fixtures.js";
@@ -194,6 +195,29 @@ const devPod = async (): Promise<Where> => ({ ns: DEV.ns, pod: await jobPod(DEV.
 const kubePod = async (): Promise<Where> => ({ ns: KUBE.ns, pod: await jobPod(KUBE.ns), container: "runtime" });
 const sessionPod: Where = { ns: SESSION.ns, pod: "workspace", container: "runtime" };
 const ip = (ns: string, name: string) => podIPs[`${ns}/${name}`]!;
+
+/** Every object the workspaces compose, by uid, and the resourceVersions of their Namespaces and PVCs. */
+async function owned(): Promise<{ uids: Record<string, string>; versions: Record<string, string> }> {
+  const uids: Record<string, string> = {};
+  const versions: Record<string, string> = {};
+  const xrs = [
+    ["DeveloperWorkspace", `${DEV.id}-xr`],
+    ["DeveloperWorkspace", `${KUBE.id}-xr`],
+    ["ExecutionWorkspace", SESSION.name],
+  ] as const;
+  for (const [kind, name] of xrs) {
+    const xr = (await live.cluster.get("workspaces.berth.dev/v1alpha1", kind, name)) as any;
+    const refs: any[] = xr?.spec?.crossplane?.resourceRefs ?? [];
+    expect(refs.length, `${kind} ${name} composes objects`).toBeGreaterThan(0);
+    for (const r of refs) {
+      const o = (await live.cluster.get(r.apiVersion, r.kind, r.name, r.namespace)) as any;
+      const key = `${r.kind} ${r.namespace ? `${r.namespace}/` : ""}${r.name}`;
+      uids[key] = o?.metadata?.uid ?? "missing";
+      if (r.kind === "Namespace" || r.kind === "PersistentVolumeClaim") versions[key] = o?.metadata?.resourceVersion ?? "missing";
+    }
+  }
+  return { uids, versions };
+}
 
 describe("Crossplane and Berth, installed as operators install them", () => {
   it("Crossplane runs on the node from its Helm chart, with the package manager and its webhooks serving the API server", async () => {
@@ -525,29 +549,6 @@ describe("an ExecutionWorkspace on the agent-sandbox class (the Sandbox controll
 });
 
 describe("upgrades", () => {
-  /** Every object the workspaces compose, by uid, and the resourceVersions of their Namespaces and PVCs. */
-  async function owned(): Promise<{ uids: Record<string, string>; versions: Record<string, string> }> {
-    const uids: Record<string, string> = {};
-    const versions: Record<string, string> = {};
-    const xrs = [
-      ["DeveloperWorkspace", `${DEV.id}-xr`],
-      ["DeveloperWorkspace", `${KUBE.id}-xr`],
-      ["ExecutionWorkspace", SESSION.name],
-    ] as const;
-    for (const [kind, name] of xrs) {
-      const xr = (await live.cluster.get("workspaces.berth.dev/v1alpha1", kind, name)) as any;
-      const refs: any[] = xr?.spec?.crossplane?.resourceRefs ?? [];
-      expect(refs.length, `${kind} ${name} composes objects`).toBeGreaterThan(0);
-      for (const r of refs) {
-        const o = (await live.cluster.get(r.apiVersion, r.kind, r.name, r.namespace)) as any;
-        const key = `${r.kind} ${r.namespace ? `${r.namespace}/` : ""}${r.name}`;
-        uids[key] = o?.metadata?.uid ?? "missing";
-        if (r.kind === "Namespace" || r.kind === "PersistentVolumeClaim") versions[key] = o?.metadata?.resourceVersion ?? "missing";
-      }
-    }
-    return { uids, versions };
-  }
-
   /** True once Crossplane holds a connection to the function's current pod (gRPC dials on the first call). */
   async function crossplaneCalls(ref: string): Promise<boolean> {
     const pods = await live.cp.kube.list<any>("v1", "Pod", CROSSPLANE_NAMESPACE, `pkg.crossplane.io/function=${FUNCTION_NAME}`);
@@ -577,6 +578,177 @@ describe("upgrades", () => {
       say(`rolled out ${pkg.publicRef} (${pkg.digest}) in ${((Date.now() - t) / 1000).toFixed(0)} s: ${Object.keys(after.uids).length} composed objects kept`);
     }
   }, 480_000);
+});
+
+describe("faults on a live node", () => {
+  const WORKSPACES = [
+    ["DeveloperWorkspace", `${DEV.id}-xr`],
+    ["DeveloperWorkspace", `${KUBE.id}-xr`],
+    ["ExecutionWorkspace", SESSION.name],
+  ] as const;
+  const KEPT = "/workspace/kept-through-faults";
+  const rows: { fault: string; during: string; convergeS: number }[] = [];
+
+  /** The workloads running now: each pod's uid, its runtime container's id and restart count. */
+  async function workloads(): Promise<Record<string, { uid: string; container: string; restarts: number }>> {
+    const out: Record<string, { uid: string; container: string; restarts: number }> = {};
+    for (const w of [sessionPod, await kubePod()]) {
+      const p = (await pod(w.ns, w.pod))!;
+      const status = p.status.containerStatuses.find((c: any) => c.name === w.container);
+      out[`${w.ns}/${w.pod}`] = { uid: p.metadata!.uid!, container: await live.node.containerID(w.ns, w.pod, w.container), restarts: status.restartCount };
+    }
+    return out;
+  }
+
+  /** Each workspace's Synced and Ready, as `kind/name Synced=… Ready=…`. */
+  async function statusLine(): Promise<string> {
+    const parts: string[] = [];
+    for (const [kind, name] of WORKSPACES) {
+      const xr = await live.cluster.get("workspaces.berth.dev/v1alpha1", kind, name);
+      const c = (type: string) => condition(xr!, type);
+      parts.push(`${name} Synced=${c("Synced")?.status}${c("Synced")?.status === "True" ? "" : ` (${c("Synced")?.reason}: ${c("Synced")?.message})`} Ready=${c("Ready")?.status}`);
+    }
+    return parts.join("; ");
+  }
+
+  /**
+   * The ExecutionWorkspace's ResourceQuota is edited behind Crossplane's back (a field Berth
+   * owns); converged means the whole loop answers again (watch, Crossplane, the function, the
+   * API server) and restores it in place, uid unchanged.
+   */
+  async function drift(): Promise<() => Promise<void>> {
+    const xr = (await live.cluster.get("workspaces.berth.dev/v1alpha1", "ExecutionWorkspace", SESSION.name)) as any;
+    const ref = xr.spec.crossplane.resourceRefs.find((r: any) => r.kind === "ResourceQuota");
+    const quota = (await live.cluster.get("v1", "ResourceQuota", ref.name, ref.namespace))!;
+    const [key, value] = Object.entries(quota.spec.hard as Record<string, string>)[0]!;
+    await live.cluster.mergePatch({ apiVersion: "v1", kind: "ResourceQuota", metadata: { name: ref.name, namespace: ref.namespace }, spec: { hard: { [key]: "999" } } });
+    return () =>
+      undoneByCrossplane(live.cluster, { apiVersion: "workspaces.berth.dev/v1alpha1", kind: "ExecutionWorkspace", name: SESSION.name }, `ResourceQuota ${ref.name} hard.${key} restored to ${value}`, async () => {
+        const now = (await live.cluster.get("v1", "ResourceQuota", ref.name, ref.namespace))!;
+        return now.spec.hard[key] === value && now.metadata!.uid === quota.metadata!.uid;
+      }, 240_000);
+  }
+
+  let baseline: Awaited<ReturnType<typeof owned>>;
+  let running: Awaited<ReturnType<typeof workloads>>;
+  let content: string;
+
+  beforeAll(async () => {
+    allowed(await probe(sessionPod, ["write", KEPT, "64Ki"]), "writing the file the faults must not lose");
+    content = (await probe(sessionPod, ["read", KEPT])).out.content;
+    baseline = await owned();
+    running = await workloads();
+  }, 120_000);
+
+  afterAll(() => {
+    if (rows.length > 0) say(`faults on the live node:\n${rows.map((r) => `  ${r.fault}: converged ${r.convergeS.toFixed(1)} s after it ended; during: ${r.during}`).join("\n")}`);
+  });
+
+  /**
+   * Injects a fault (`inject` returns, once the fault has ended, what status said during it, and
+   * when it ended if that was before it returned),
+   * then checks the invariant: the drift made during the fault undone, every workspace Synced,
+   * every owned object the same (uid; Namespaces' and PVCs' resourceVersions), the running pods
+   * the same pods with the same containers, and the file on the volume the same bytes.
+   */
+  async function survives(fault: string, inject: (driftNow: () => Promise<void>) => Promise<string | { during: string; endedAt: number }>): Promise<void> {
+    let undone: (() => Promise<void>) | undefined;
+    const injected = await inject(async () => void (undone = await drift()));
+    const { during, endedAt: t } = typeof injected === "string" ? { during: injected, endedAt: Date.now() } : injected;
+    undone ??= await drift();
+    await undone();
+    await waitFor("every workspace Synced", async () => {
+      for (const [kind, name] of WORKSPACES) if (condition((await live.cluster.get("workspaces.berth.dev/v1alpha1", kind, name))!, "Synced")?.status !== "True") return false;
+      return true;
+    }, 240_000, 1000);
+    const convergeS = (Date.now() - t) / 1000;
+    const after = await owned();
+    expect(after.uids, `composed objects after: ${fault}`).toEqual(baseline.uids);
+    expect(after.versions, `Namespaces and PVCs after: ${fault}`).toEqual(baseline.versions);
+    expect(await workloads(), `the running pods and containers after: ${fault}`).toEqual(running);
+    const read = await probe(sessionPod, ["read", KEPT]);
+    allowed(read, `reading the file after: ${fault}`);
+    expect(read.out.content === content, `the file's bytes after: ${fault}`).toBe(true);
+    rows.push({ fault, during, convergeS });
+    say(`${fault}: ${Object.keys(after.uids).length} owned objects kept, the file intact, converged ${convergeS.toFixed(1)} s after the fault ended`);
+  }
+
+  /** Kills a pod's container process on the host, makes the drift while it is down; kubelet restarts it. */
+  async function killContainer(selector: string, container: string, whileDown: () => Promise<void>): Promise<string> {
+    const [p] = await live.cp.kube.list<any>("v1", "Pod", CROSSPLANE_NAMESPACE, selector);
+    const state = async () => ((await live.cluster.get("v1", "Pod", p.metadata.name, CROSSPLANE_NAMESPACE)) as any)?.status?.containerStatuses?.find((c: any) => c.name === container);
+    const before = (await state()).restartCount;
+    process.kill(await live.node.containerPid(CROSSPLANE_NAMESPACE, p.metadata.name, container), "SIGKILL");
+    await whileDown();
+    const during = await statusLine();
+    await waitFor(`${container} restarted by kubelet and ready`, async () => {
+      const s = await state();
+      return s.restartCount === before + 1 && s.ready === true;
+    }, 180_000, 500);
+    return during;
+  }
+
+  it("the function's container is SIGKILLed while the workspaces reconcile: kubelet restarts it; nothing owned changes, the file stays", async () => {
+    await survives("function container SIGKILL", async (driftNow) => {
+      for (const [kind, name] of WORKSPACES) await live.cluster.mergePatch({ apiVersion: "workspaces.berth.dev/v1alpha1", kind, metadata: { name, annotations: { "crossplane.io/reconcile-requested-at": new Date().toISOString() } } });
+      return killContainer(`pkg.crossplane.io/function=${FUNCTION_NAME}`, "package-runtime", driftNow);
+    });
+  }, 600_000);
+
+  it("Crossplane's container is SIGKILLed: kubelet restarts it, and it corrects the drift made while it was down", async () => {
+    await survives("Crossplane container SIGKILL", (driftNow) => killContainer("app=crossplane", "crossplane", driftNow));
+  }, 600_000);
+
+  it("Crossplane's pod is deleted, as a rolling restart does: the Deployment's next pod takes over and corrects the drift", async () => {
+    await survives("Crossplane pod deleted (graceful)", async (driftNow) => {
+      const [old] = await live.cp.kube.list<any>("v1", "Pod", CROSSPLANE_NAMESPACE, "app=crossplane");
+      await live.cluster.delete("v1", "Pod", old.metadata.name, CROSSPLANE_NAMESPACE);
+      await driftNow();
+      const during = await statusLine();
+      await waitFor("the Deployment's next Crossplane pod ready", async () => {
+        const pods = await live.cp.kube.list<any>("v1", "Pod", CROSSPLANE_NAMESPACE, "app=crossplane");
+        return pods.length === 1 && pods[0].metadata.name !== old.metadata.name && pods[0].status?.containerStatuses?.every((c: any) => c.ready);
+      }, 180_000, 500);
+      return during;
+    });
+  }, 600_000);
+
+  it("containerd is SIGKILLed and restarted: the pods' containers run on under their shims, the same containers", async () => {
+    await survives("containerd SIGKILL, restarted after 5 s", async (driftNow) => {
+      const pid = await live.node.containerPid(sessionPod.ns, sessionPod.pod, sessionPod.container);
+      await live.node.kill("containerd");
+      await driftNow();
+      await sleep(5000);
+      process.kill(pid, 0); // throws if the runtime died with containerd
+      const during = `runtime pid ${pid} still running; ${await statusLine()}`;
+      await live.node.relaunch("containerd");
+      return during;
+    });
+  }, 600_000);
+
+  it("kubelet is SIGKILLed and restarted: it adopts the running pods and restarts none", async () => {
+    await survives("kubelet SIGKILL, restarted after 10 s", async (driftNow) => {
+      await live.node.kill("kubelet");
+      await driftNow();
+      await sleep(10_000);
+      const during = await statusLine();
+      await live.node.relaunch("kubelet");
+      return during;
+    });
+  }, 600_000);
+
+  it("the API server and etcd are restarted: Crossplane on the node re-lists through the Service; nothing owned changes", async () => {
+    await survives("API server and etcd SIGTERM, restarted after 5 s", async () => {
+      await live.cp.kill("kube-apiserver", "SIGTERM");
+      await live.cp.kill("etcd", "SIGTERM");
+      await sleep(5000);
+      await live.cp.relaunch("etcd");
+      await live.cp.relaunch("kube-apiserver");
+      const endedAt = Date.now();
+      await classPermitsInEffect(live.cluster, SANDBOX_CLASS);
+      return { during: `API server down 5 s; ExecutionWorkspace writes refused by berth-class-permits for ${((Date.now() - endedAt) / 1000).toFixed(1)} s after the restart; ${await statusLine()}`, endedAt };
+    });
+  }, 600_000);
 });
 
 describe("the machine", () => {

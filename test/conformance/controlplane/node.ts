@@ -14,6 +14,7 @@
 // or by `node.ts --cleanup <dir>` if the harness dies.
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { findBinDir, freePort, issueCert, kubeconfigYAML, readVersions, type ControlPlane } from "./controlplane.js";
 import { HOST_PATHS, isMountPoint, KUBELET_SYSCTLS, loadRecord, readSysctls, run, saveRecord, undoHost, cgroupHierarchies, type HostRecord } from "./node-host.js";
@@ -76,6 +77,15 @@ export interface Node {
   containerPid(namespace: string, pod: string, container: string): Promise<number>;
   /** Runs a command in the node's network namespace. */
   inNetns(argv: string[], opts?: { allowFailure?: boolean; timeoutMs?: number }): Promise<ExecResult>;
+  /**
+   * Kills one of the node's processes (kubelet, containerd, kube-proxy, kube-router) and waits
+   * until it is gone: a fault, injected on purpose. The pods' containers outlive both kubelet and
+   * containerd (each runs under its own shim, in a process group of its own). relaunch starts
+   * it again as it was and waits until it is ready: containerd's CRI answering, kubelet's Node
+   * heartbeat renewed after the relaunch, anything else still running after a second.
+   */
+  kill(name: string, signal?: "SIGKILL" | "SIGTERM"): Promise<void>;
+  relaunch(name: string, timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -460,6 +470,21 @@ export async function startNode(cp: ControlPlane, net: NodeNetwork, opts: NodeOp
     throw e;
   }
 
+  const named = (name: string) => {
+    const p = processes.find(name);
+    if (!p) throw new Error(`the node runs no process named ${name} (it runs ${processes.procs.map((x) => x.name).join(", ")})`);
+    return p;
+  };
+  /** What "ready again" means after a relaunch at `since`, by process name. */
+  const readiness: Record<string, (since: number) => Promise<boolean>> = {
+    containerd: async () => (await crictl(["info"], { allowFailure: true, timeoutMs: 5000 })).code === 0,
+    kubelet: async (since) => {
+      const node = await cp.kube.get("v1", "Node", NODE_NAME);
+      const ready = (node?.status?.conditions ?? []).find((c: { type: string }) => c.type === "Ready");
+      // Heartbeats have whole-second resolution.
+      return ready?.status === "True" && Date.parse(ready.lastHeartbeatTime) >= Math.floor(since / 1000) * 1000;
+    },
+  };
   const containerID = async (namespace: string, pod: string, container: string) => {
     const res = await crictl(["ps", "--quiet", "--state", "Running", "--name", `^${container}$`, "--label", `io.kubernetes.pod.namespace=${namespace}`, "--label", `io.kubernetes.pod.name=${pod}`]);
     const id = res.stdout.trim().split("\n").filter(Boolean)[0];
@@ -480,6 +505,18 @@ export async function startNode(cp: ControlPlane, net: NodeNetwork, opts: NodeOp
       return info.info.pid;
     },
     inNetns: (argv, o = {}) => run("nsenter", [`--net=${netnsPath}`, "--", ...argv], o),
+    kill: async (name, signal = "SIGKILL") => {
+      if (signal === "SIGTERM") await processes.stopOne(named(name), 10_000);
+      else await processes.kill(named(name));
+      log(`node: ${name} killed (${signal})`);
+    },
+    relaunch: async (name, timeoutMs = 120_000) => {
+      const t = Date.now();
+      const p = processes.relaunch(named(name));
+      const ready = readiness[name] ?? (async () => (await sleep(1000), true));
+      await processes.poll(`${name} ready again`, p, () => ready(t), timeoutMs);
+      log(`node: ${name} relaunched (pid ${p.child.pid}), ready in ${Date.now() - t} ms`);
+    },
     stop,
   };
 }
