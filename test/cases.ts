@@ -53,6 +53,17 @@ export const OBSERVED_VOLUME: KubeObject = {
   status: { phase: "Bound" },
 };
 
+/** The persistent example's quota as the quota controller counts it: its Job running, its volume bound. */
+const COUNTED_QUOTA: KubeObject = {
+  apiVersion: "v1",
+  kind: "ResourceQuota",
+  metadata: { name: "workspace", namespace: "ws-alice-payments" },
+  status: {
+    hard: { "limits.cpu": "2", "limits.memory": "4Gi", "requests.cpu": "2", "requests.memory": "4Gi", "requests.storage": "20Gi", persistentvolumeclaims: "1", pods: "4" },
+    used: { "limits.cpu": "1500m", "limits.memory": "3Gi", "requests.cpu": "1500m", "requests.memory": "3Gi", "requests.storage": "20Gi", persistentvolumeclaims: "1", pods: "1" },
+  },
+};
+
 /**
  * A case whose answer is fatal. The desired state in the response is exactly the one in the
  * request, so Crossplane changes nothing: no object is applied and none is deleted.
@@ -302,6 +313,13 @@ export const CASES: Case[] = [
     reason: "Crossplane applies desired objects in no set order and stops at the first failure, so the first reconcile asks only for the Namespace; everything else follows once it exists.",
     req: request(PERSISTENT, { required: ALL_REQUIRED }),
     want: { golden: "persistent-first-reconcile" },
+  },
+  {
+    name: "ResourceUseIsReadFromTheQuota",
+    reason:
+      "Operators see what each workspace uses of its budget with kubectl get (CPU, MEMORY, STORAGE): status.usage is its ResourceQuota's own count, used against hard, for the limits, the volume and pods.",
+    req: request(PERSISTENT, { required: ALL_REQUIRED, observed: { namespace: existingNamespace(PERSISTENT), "resource-quota": COUNTED_QUOTA } }),
+    want: { golden: "resource-use-from-quota" },
   },
   {
     name: "PersistentWorkspace",

@@ -51,6 +51,12 @@ interface CompositeKind {
 
 const readyColumn = { name: "READY", type: "string", jsonPath: ".status.conditions[?(@.type=='Ready')].status" };
 const ageColumn = { name: "AGE", type: "date", jsonPath: ".metadata.creationTimestamp" };
+/** What a workspace uses of its ResourceQuota, "used/hard". */
+const usageColumns = [
+  { name: "CPU", type: "string", jsonPath: ".status.usage.cpu" },
+  { name: "MEMORY", type: "string", jsonPath: ".status.usage.memory" },
+  { name: "STORAGE", type: "string", jsonPath: ".status.usage.storage" },
+];
 
 export const COMPOSITE_KINDS: readonly CompositeKind[] = [
   {
@@ -77,6 +83,7 @@ export const COMPOSITE_KINDS: readonly CompositeKind[] = [
       { name: "PHASE", type: "string", jsonPath: ".status.phase" },
       readyColumn,
       { name: "OUTCOME", type: "string", jsonPath: ".status.outcome.result" },
+      ...usageColumns,
       ageColumn,
     ],
   },
@@ -105,6 +112,7 @@ export const COMPOSITE_KINDS: readonly CompositeKind[] = [
       { name: "DESIRED", type: "string", jsonPath: ".spec.desiredState" },
       { name: "PHASE", type: "string", jsonPath: ".status.phase" },
       readyColumn,
+      ...usageColumns,
       ageColumn,
     ],
   },

@@ -3,9 +3,10 @@
 // `npm run render` does) must exist with the rendered fields; the XR becomes Synced and, once
 // stand-ins for the missing kubelet and volume provisioner have reported, Ready; drift is
 // corrected; deleting the XR removes the workspace; the XRD's schema rules hold at admission.
+import { isDeepStrictEqual } from "node:util";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { fatalMessages, renderConverged } from "../../functions/berth/local-render.js";
-import { Cluster, condition, hasRunningStatus, load, loadOne, type Obj, ref, renderedFields, standInRunning, subsetDiff, undoneByCrossplane, waitFor } from "./setup.js";
+import { Cluster, condition, hasRunningStatus, load, loadOne, type Obj, printedColumns, ref, renderedFields, standInRunning, subsetDiff, undoneByCrossplane, waitFor } from "./setup.js";
 
 const c = new Cluster(inject("kubeconfig"));
 const API = "workspaces.berth.dev/v1alpha1";
@@ -120,6 +121,30 @@ describe("DeveloperWorkspace on a real control plane", () => {
     expect(xr.status).toMatchObject({ phase: "Ready", reason: "Available", namespace: `ws-${doc.spec.workspaceID}` });
     expect(condition(xr, "Synced")?.status).toBe("True");
     expect(xr.status.capacity.mode).toBe(doc.spec.storage.mode);
+  });
+
+  it.each(EXAMPLES)("$name: status.usage is its ResourceQuota's own count, used/hard, and kubectl get prints it", async ({ doc }) => {
+    const name = doc.metadata!.name!;
+    const { live } = await allRenderedLive(name);
+    const quota = Object.values(live).find((o) => o.kind === "ResourceQuota")!;
+    const fromQuota = (q: Obj) => {
+      const { hard, used } = q.status as { hard: Record<string, string>; used: Record<string, string> };
+      const counted = (key: string) => `${used[key] ?? "0"}/${hard[key]}`;
+      return { cpu: counted("limits.cpu"), memory: counted("limits.memory"), ...(hard["requests.storage"] === "0" ? {} : { storage: counted("requests.storage") }), pods: counted("pods") };
+    };
+    // The quota controller counts on its own; Crossplane's watch on the quota brings the count
+    // to the workspace.
+    let last: unknown;
+    const usage = await waitFor(`${name}'s status.usage equal to its quota's count`, async () => {
+      const q = await c.getOf(quota);
+      if (q?.status?.used === undefined) return false;
+      last = { quota: fromQuota(q), usage: (await xrOf(name))?.status?.usage };
+      return isDeepStrictEqual((last as any).quota, (last as any).usage) && (last as any).usage;
+    }, 90_000, 1000).catch((e) => {
+      throw new Error(`${e instanceof Error ? e.message : e}; last seen ${JSON.stringify(last)}`);
+    });
+    const printed = await printedColumns(c, API, "DeveloperWorkspace", name);
+    expect({ CPU: printed.CPU, MEMORY: printed.MEMORY, STORAGE: printed.STORAGE ?? undefined }).toEqual({ CPU: usage.cpu, MEMORY: usage.memory, STORAGE: usage.storage });
   });
 
   describe("drift is corrected", () => {

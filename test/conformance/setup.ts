@@ -103,6 +103,15 @@ export async function undoneByCrossplane(
   });
 }
 
+/** What `kubectl get` prints for one object: its printer columns by name (the API server's Table view). */
+export async function printedColumns(c: Cluster, apiVersion: string, kind: string, name: string, namespace?: string): Promise<Record<string, unknown>> {
+  const res = await c.request("GET", await c.path(apiVersion, kind, name, namespace), undefined, { accept: "application/json;as=Table;v=v1;g=meta.k8s.io" });
+  if (res.status !== 200 || res.body?.kind !== "Table") throw new Error(`the Table of ${kind} ${name}: HTTP ${res.status}: ${res.text.slice(0, 300)}`);
+  const names: string[] = res.body.columnDefinitions.map((d: { name: string }) => d.name);
+  const cells: unknown[] = res.body.rows[0].cells;
+  return Object.fromEntries(names.map((n, i) => [n, cells[i]]));
+}
+
 /** Polls fn until it returns something other than undefined/false; throws with the last value or error after timeoutMs. */
 export async function waitFor<T>(what: string, fn: () => Promise<T>, timeoutMs = 60_000, intervalMs = 500): Promise<Exclude<T, undefined | false>> {
   const deadline = Date.now() + timeoutMs;
@@ -185,14 +194,14 @@ export class Cluster {
   }
 
   /** One HTTPS request with the kubeconfig's credentials; never throws for an HTTP status. */
-  async request(method: string, path: string, body?: unknown, opts: { contentType?: string; as?: Identity } = {}): Promise<RawResponse> {
+  async request(method: string, path: string, body?: unknown, opts: { contentType?: string; accept?: string; as?: Identity } = {}): Promise<RawResponse> {
     const cluster = this.kc.getCurrentCluster();
     if (!cluster) throw new Error(`${this.kubeconfig}: no current cluster`);
     const url = new URL(path, cluster.server);
     const options: RequestOptions = { method, headers: {} };
     await this.kc.applyToHTTPSOptions(options);
     const headers = (options.headers ?? {}) as Record<string, string | string[]>;
-    headers.Accept = "application/json";
+    headers.Accept = opts.accept ?? "application/json";
     const payload = body === undefined ? undefined : JSON.stringify(body);
     if (payload !== undefined) {
       headers["Content-Type"] = opts.contentType ?? "application/json";

@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { classPermitsInEffect, condition, sleep, undoneByCrossplane, waitFor, type Obj } from "../conformance/setup.js";
+import { classPermitsInEffect, condition, printedColumns, sleep, undoneByCrossplane, waitFor, type Obj } from "../conformance/setup.js";
 import { startLiveCluster, type LiveCluster } from "./cluster.js";
 import { CROSSPLANE_NAMESPACE, FUNCTION_NAME, rollOutFunction } from "./operator-install.js";
 import { shippedRuntime } from "../../image/shipped.js";
@@ -457,6 +457,20 @@ describe("bounds", () => {
     expect(over.body.message).toContain("maximum memory usage per Container is 128Mi");
     const control = await live.cluster.create(asking(CONTROL_NS), { dryRun: true });
     expect(control.status, control.text).toBe(201);
+  });
+});
+
+describe("what a workspace uses", () => {
+  it("status.usage counts the running Job pod against the quota, and kubectl get prints it", async () => {
+    const name = `${KUBE.id}-xr`;
+    const usage = await waitFor(`${name}'s status.usage counting its pod`, async () => {
+      const u = (await live.cluster.get<any>("workspaces.berth.dev/v1alpha1", "DeveloperWorkspace", name))?.status?.usage;
+      return u?.pods === "1/4" && u;
+    }, 120_000, 1000);
+    // The runtime's limits are the workspace's resources (100m, 128Mi); an ephemeral workspace has no volume budget.
+    expect(usage).toEqual({ cpu: "100m/100m", memory: "128Mi/128Mi", pods: "1/4" });
+    const printed = await printedColumns(live.cluster, "workspaces.berth.dev/v1alpha1", "DeveloperWorkspace", name);
+    expect([printed.CPU, printed.MEMORY]).toEqual(["100m/100m", "128Mi/128Mi"]);
   });
 });
 

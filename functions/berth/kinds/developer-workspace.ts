@@ -12,6 +12,7 @@ import { keepStartedTemplate, renderWorkload } from "../render/workload.js";
 import { developerWorkspaceSchema } from "../schema/documents.js";
 import { parseDocument } from "../schema/errors.js";
 import type { DeveloperWorkspaceStatus } from "../schema/status.js";
+import { usageOf } from "../usage.js";
 import { fatal, stalled } from "../verdicts.js";
 
 /** Phase and reason of current health, which is never the same thing as the outcome. */
@@ -96,6 +97,7 @@ export const renderDeveloperWorkspace: CompositeRenderer = (observed): Verdict =
     ...baseStatus,
     ...health(observed, unready(resources), observedWorkload, outcome),
     capacity: capacityStatus(spec.storage, capacity),
+    ...usageOf(observed.resources["resource-quota"]),
     ...(outcome ? { outcome } : {}),
   };
   return { type: "rendered", requirements: required.requirements, resources, status, warnings };

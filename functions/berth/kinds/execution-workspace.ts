@@ -17,6 +17,7 @@ import { parseDocument } from "../schema/errors.js";
 import type { ExecutionWorkspaceClassSpec, ExecutionWorkspaceSpec } from "../schema/execution.js";
 import { quantityValue } from "../schema/quantity.js";
 import type { CapacityStatus, ExecutionWorkspaceStatus, WorkspaceCheckpointStatus } from "../schema/status.js";
+import { usageOf } from "../usage.js";
 import { fatal, stalled } from "../verdicts.js";
 
 const ACCESS_RANK = { none: 0, read: 1, edit: 2 } as const;
@@ -271,6 +272,7 @@ export const renderExecutionWorkspace: CompositeRenderer = (observed): Verdict =
       ...status,
       ...health,
       capacity: substrate ? substrateCapacity(size) : capacityStatus(volume, capacity),
+      ...usageOf(observed.resources["resource-quota"]),
       ...(from && checkpoint ? { lineage: { kind: from.kind, checkpoint: from.ref.checkpointRef.name, ...(checkpoint.sourceWorkspace ? { sourceWorkspace: checkpoint.sourceWorkspace } : {}) } } : {}),
       ...(cls.spec.provider === "agent-substrate" ? { notDeclarable: SUBSTRATE_NOT_DECLARABLE } : {}),
     },

@@ -35,11 +35,17 @@ export const capacityStatusSchema = z
   })
   .describe("The capacity declaration: declared versus enforced, and why.");
 
+const used = (what: string) => z.string().max(80).optional().describe(`${what} used of the workspace's ResourceQuota, as "used/hard".`);
+export const resourceUsageSchema = z
+  .strictObject({ cpu: used("CPU limits"), memory: used("Memory limits"), storage: used("Volume storage"), pods: used("Pods") })
+  .describe("What the workspace uses of its budget, read from its ResourceQuota's status.");
+
 export const developerWorkspaceStatusSchema = z.strictObject({
   ...health,
   namespace: z.string().max(63).optional(),
   profile: z.string().max(63).optional(),
   capacity: capacityStatusSchema.optional(),
+  usage: resourceUsageSchema.optional(),
   outcome: outcomeSchema.optional(),
 });
 
@@ -61,6 +67,7 @@ export const workspaceProfileStatusSchema = z.strictObject({
 export type DeveloperWorkspaceStatus = z.output<typeof developerWorkspaceStatusSchema>;
 export type WorkspaceProfileStatus = z.output<typeof workspaceProfileStatusSchema>;
 export type CapacityStatus = z.output<typeof capacityStatusSchema>;
+export type ResourceUsage = z.output<typeof resourceUsageSchema>;
 
 /** The class a workspace was bound to, pinned so a later edit of the class cannot change it silently. */
 export const bindingSchema = z.strictObject({
@@ -76,6 +83,7 @@ export const executionWorkspaceStatusSchema = z.strictObject({
   provider: z.enum(["agent-sandbox", "agent-substrate"]).optional(),
   binding: bindingSchema.optional(),
   capacity: capacityStatusSchema.optional(),
+  usage: resourceUsageSchema.optional(),
   lineage: z
     .strictObject({ kind: z.enum(["Restored", "Forked"]), checkpoint: z.string().max(253), sourceWorkspace: z.string().max(253).optional() })
     .optional()
