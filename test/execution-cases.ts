@@ -1,3 +1,4 @@
+import { LAST_ACTIVITY, SUSPENDED_AT, SUSPENDED_BY } from "../functions/berth/lifecycle/signals.js";
 import type { KubeObject } from "../functions/berth/model.js";
 import { type Case, fatalCase, requirement } from "./cases.js";
 import {
@@ -50,6 +51,21 @@ const VOLUME_SNAPSHOT_CONTENT: KubeObject = {
   status: { readyToUse: true, snapshotHandle: "projects/example/global/snapshots/snapshot-6c1f1a9e", restoreSize: 16106127360 },
 };
 
+/** EW_SANDBOX as Berth's idle rule left it at 09:30, created at 08:00. */
+function suspendedByTheIdleRule(annotations: Record<string, string>): KubeObject {
+  return edited(EW_SANDBOX, (w) => {
+    w.metadata = { ...w.metadata!, creationTimestamp: "2026-12-01T08:00:00Z", annotations: { [SUSPENDED_AT]: "2026-12-01T09:30:00Z", [SUSPENDED_BY]: "IdleTimeout", ...annotations } };
+  });
+}
+
+/** A class that keeps no files, so Berth never suspends its workspaces. */
+export const EPHEMERAL_CLASS = edited(CLASS_SANDBOX, (c: any) => {
+  c.metadata.name = "ephemeral-session";
+  c.spec.mode = "Ephemeral";
+  c.spec.lifecycle.onDetach = { default: "Delete", allowed: ["Delete"] };
+  c.spec.permits.checkpoint = c.spec.permits.restore = c.spec.permits.fork = false;
+});
+
 export const EXECUTION_CASES: Case[] = [
   {
     name: "ClassValidatedAgainstItsProfile",
@@ -91,6 +107,33 @@ export const EXECUTION_CASES: Case[] = [
       observed: { namespace: existingNamespace(EW_SANDBOX), runtime: observedSandbox("Running", true) },
     }),
     want: { golden: "execution-suspending" },
+  },
+  {
+    name: "IdleRuleSuspendsKeepingTheVolume",
+    reason: "Berth's lifecycle Operation suspended the workspace: the Sandbox goes to Suspended, the volume stays, and status names the rule, when it acted and how to resume.",
+    req: request(suspendedByTheIdleRule({ [LAST_ACTIVITY]: "2026-12-01T09:00:00Z" }), {
+      required: SANDBOX_REQUIRED,
+      observed: { namespace: existingNamespace(EW_SANDBOX), runtime: observedSandbox("Suspended", false) },
+    }),
+    want: { golden: "execution-suspended-when-idle" },
+  },
+  {
+    name: "ActivityAfterTheSuspensionResumes",
+    reason: "An activity signal newer than the suspension brings the workspace back: the Sandbox runs again and the phase is Resuming until it is ready.",
+    req: request(
+      edited(suspendedByTheIdleRule({ [LAST_ACTIVITY]: "2026-12-01T09:45:00Z" }), (w) => (w.status = { phase: "Suspended" })),
+      { required: SANDBOX_REQUIRED, observed: { namespace: existingNamespace(EW_SANDBOX), runtime: observedSandbox("Suspended", false) } },
+    ),
+    want: { golden: "execution-resumed-by-activity" },
+  },
+  {
+    name: "SuspensionAnnotationOnAClassThatForbidsItChangesNothing",
+    reason: "The composition checks the class again rather than trust an annotation: on an Ephemeral class the runtime keeps running.",
+    req: request(edited(suspendedByTheIdleRule({}), (w: any) => (w.spec.classRef.name = "ephemeral-session")), {
+      required: { ...SANDBOX_REQUIRED, class: [EPHEMERAL_CLASS] },
+      observed: { namespace: existingNamespace(EW_SANDBOX), runtime: observedSandbox("Running", true) },
+    }),
+    want: { golden: "execution-ephemeral-not-suspended" },
   },
   {
     name: "RestoreIntoANewWorkspace",

@@ -9,7 +9,9 @@ import {
 } from "@crossplane-org/function-sdk-typescript";
 import type { Logger } from "pino";
 import { RENDERERS } from "./kinds/index.js";
+import { judgeLifecycle, respondLifecycle } from "./lifecycle/operation.js";
 import type { KubeObject, Observed, Verdict } from "./model.js";
+import { LIFECYCLE_RULES_KIND } from "./schema/lifecycle.js";
 import { DEFAULT_TTLS, type ResponseTTLs, responseTTL } from "./ttl.js";
 import { describeComposite } from "./verdicts.js";
 
@@ -76,10 +78,31 @@ export function respond(req: RunFunctionRequest, verdict: Verdict, ttls: Respons
   return rsp;
 }
 
-/** The composition function: request in, desired state out. */
-export function runFunction(req: RunFunctionRequest, logger?: Logger, ttls: ResponseTTLs = DEFAULT_TTLS): RunFunctionResponse {
+/** Berth's lifecycle Operation: the rules judged against the clock, the changes out. */
+function runLifecycle(req: RunFunctionRequest, now: Date, logger: Logger | undefined, elapsedMs: () => number): RunFunctionResponse {
+  const verdict = judgeLifecycle(req, now);
+  const rsp = respondLifecycle(req, verdict);
+  logger?.debug(
+    {
+      operation: "lifecycle",
+      verdict: verdict.type,
+      ...(verdict.type === "decided" ? { acted: verdict.decision.acted.map((a) => `${a.workspace}: ${a.rule}`), refused: verdict.decision.refused.length } : {}),
+      durationMs: elapsedMs(),
+    },
+    "judged",
+  );
+  return rsp;
+}
+
+/**
+ * The function: a composition request in, the desired state out; or, for the lifecycle
+ * Operation (told apart by its input's kind, since an Operation has no composite), the
+ * workspaces its rules change. `now` is the Operation's clock; the composition reads none.
+ */
+export function runFunction(req: RunFunctionRequest, logger?: Logger, ttls: ResponseTTLs = DEFAULT_TTLS, now: () => Date = () => new Date()): RunFunctionResponse {
   const started = performance.now();
   const elapsedMs = () => Math.round((performance.now() - started) * 1000) / 1000;
+  if ((req.input as { kind?: unknown } | undefined)?.kind === LIFECYCLE_RULES_KIND) return runLifecycle(req, now(), logger, elapsedMs);
   const observed = observedFrom(req);
   if (observed === undefined) {
     logger?.debug({ composite: null, verdict: "fatal", durationMs: elapsedMs() }, "rendered");

@@ -111,7 +111,12 @@ export const COMPOSITE_KINDS: readonly CompositeKind[] = [
       { name: "SESSION", type: "string", jsonPath: ".spec.sessionRef.name" },
       { name: "DESIRED", type: "string", jsonPath: ".spec.desiredState" },
       { name: "PHASE", type: "string", jsonPath: ".status.phase" },
+      { name: "REASON", type: "string", jsonPath: ".status.reason" },
       readyColumn,
+      // "date" prints an age: how long the workspace has been idle. An expiry is in the future,
+      // which kubectl cannot print as an age, so it is shown as the time itself.
+      { name: "IDLE-SINCE", type: "date", jsonPath: ".status.lifecycle.lastActivity" },
+      { name: "EXPIRES", type: "string", jsonPath: ".status.lifecycle.expiresAt" },
       ...usageColumns,
       ageColumn,
     ],

@@ -7,6 +7,8 @@ import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXECUTION_CASES } from "../execution-cases.js";
 import { CASES, expected } from "../cases.js";
+import { lifecycleCases } from "../lifecycle-cases.js";
+import { rfc3339 } from "../../functions/berth/lifecycle/signals.js";
 import { ttlsFromEnvironment } from "../../functions/berth/ttl.js";
 import { connect, type FunctionProcess, type RunFunctionClient, startFunction } from "../support/function-process.js";
 import { SHIPPED_ENTRY, shippedNodeFlags } from "../../image/shipped.js";
@@ -41,6 +43,17 @@ describe.each([
 
   it.each([...CASES, ...EXECUTION_CASES])("$name", async (c) => {
     expect(wire(await client.runFunction(c.req))).toEqual(expected(c));
+  });
+
+  // Built at call time: the server reads its own clock, so `at` is taken from its answer and
+  // must lie between the request and the reply.
+  it.each(lifecycleCases(new Date()).map((c, i) => ({ name: c.name, i })))("lifecycle: $name", async ({ i }) => {
+    const before = new Date();
+    const got = wire(await client.runFunction(lifecycleCases(before)[i]!.req));
+    const at: string = got.output?.acted?.[0]?.at ?? rfc3339(before);
+    expect(Date.parse(at)).toBeGreaterThanOrEqual(Date.parse(rfc3339(before)));
+    expect(Date.parse(at)).toBeLessThanOrEqual(Date.now());
+    expect(got).toEqual(wire(lifecycleCases(before, at)[i]!.want));
   });
 });
 

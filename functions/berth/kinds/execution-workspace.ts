@@ -2,6 +2,8 @@ import { type CapacityDeclaration, capacityStatus, checkCapacity, evaluateCapaci
 import { type CapabilityRequest, declaredCapabilities, resolveEgress } from "../egress.js";
 import { type Binding, resolveClass } from "../execution-class.js";
 import type { CompositeRenderer, DesiredResource, KubeObject, Observed, Verdict } from "../model.js";
+import { suspendRefusal } from "../lifecycle/rules.js";
+import { LAST_ACTIVITY, type LifecycleSignals, lifecycleSignals, rfc3339 } from "../lifecycle/signals.js";
 import type { Problem } from "../problems.js";
 import { beyondProfile, resolveProfile, resolveStorageClass } from "../profile.js";
 import { conditionTrue, unready, withReadiness } from "../readiness.js";
@@ -108,7 +110,17 @@ function substrateCapacity(size: string): CapacityStatus {
 function shutdownTime(composite: KubeObject, maxLifetimeMinutes: number): string | undefined {
   const created = (composite.metadata as { creationTimestamp?: string } | undefined)?.creationTimestamp;
   const at = created === undefined ? Number.NaN : Date.parse(created);
-  return Number.isNaN(at) ? undefined : new Date(at + maxLifetimeMinutes * 60_000).toISOString().replace(/\.\d{3}Z$/, "Z");
+  return Number.isNaN(at) ? undefined : rfc3339(new Date(at + maxLifetimeMinutes * 60_000));
+}
+
+/** What the lifecycle rules read and did, for people and tools (the IDLE-SINCE and EXPIRES columns). */
+function lifecycleStatus(signals: LifecycleSignals, expiresAt: string | undefined, byRule: LifecycleSignals["suspended"]): Pick<ExecutionWorkspaceStatus, "lifecycle"> {
+  const lifecycle = {
+    ...(signals.lastActivity ? { lastActivity: rfc3339(signals.lastActivity) } : {}),
+    ...(expiresAt ? { expiresAt } : {}),
+    ...(byRule ? { suspendedAt: rfc3339(byRule.at), suspendedBy: byRule.rule } : {}),
+  };
+  return Object.keys(lifecycle).length > 0 ? { lifecycle } : {};
 }
 
 /** A sandbox that has stopped after a suspend: its Suspended mode applied and no pod running. */
@@ -121,11 +133,19 @@ function sandboxStopped(sandbox: KubeObject | undefined): boolean {
  * operating mode (the pod goes, the volume stays) and resume is a cold boot; the provider's
  * own condition names and reasons are read here and never copied into status.
  */
-function sandboxHealth(observed: Observed, desiredState: "Ready" | "Suspended", notReady: string[]): Pick<ExecutionWorkspaceStatus, "phase" | "reason" | "message"> {
+function sandboxHealth(observed: Observed, desiredState: "Ready" | "Suspended", notReady: string[], byRule?: LifecycleSignals["suspended"]): Pick<ExecutionWorkspaceStatus, "phase" | "reason" | "message"> {
   const sandbox = observed.resources.runtime;
   const wasSuspended = (sandbox?.spec as { operatingMode?: string } | undefined)?.operatingMode === "Suspended";
   if (desiredState === "Suspended") {
-    return sandboxStopped(sandbox)
+    const stopped = sandboxStopped(sandbox);
+    if (byRule !== undefined) {
+      const acted = `Berth's ${byRule.rule} rule suspended the workspace at ${rfc3339(byRule.at)}`;
+      const resume = `set the annotation ${LAST_ACTIVITY} to the current time to resume`;
+      return stopped
+        ? { phase: "Suspended", reason: byRule.rule, message: `${acted}: the runtime is stopped, the files are kept; ${resume}` }
+        : { phase: "Suspending", reason: byRule.rule, message: `${acted}: stopping the runtime, the files are kept; ${resume}` };
+    }
+    return stopped
       ? { phase: "Suspended", reason: "Suspended", message: "the runtime is stopped; the workspace's files are kept" }
       : { phase: "Suspending", reason: "Suspending", message: "stopping the runtime; the workspace's files are kept" };
   }
@@ -237,11 +257,16 @@ export const renderExecutionWorkspace: CompositeRenderer = (observed): Verdict =
     { name: "BERTH_ON_DETACH", value: g.onDetach },
   ];
   const shutdown = shutdownTime(observed.composite, cls.spec.lifecycle.maxLifetimeMinutes);
+  // A suspension by Berth's lifecycle Operation holds until activity after it, and only where
+  // the class permits suspend: the composition checks again rather than trust the annotation.
+  const signals = lifecycleSignals(observed.composite);
+  const byRule = signals.suspended !== undefined && suspendRefusal(spec.classRef.name, cls.spec) === undefined ? signals.suspended : undefined;
+  const desiredState = byRule !== undefined ? "Suspended" : spec.desiredState;
   if (cls.spec.provider === "agent-sandbox") {
     objects.runtime = renderSandbox(namespaceProfile, {
       runtime,
       ...(cls.spec.agentSandbox?.runtimeClassName ? { runtimeClassName: cls.spec.agentSandbox.runtimeClassName } : {}),
-      operatingMode: spec.desiredState === "Suspended" ? "Suspended" : "Running",
+      operatingMode: desiredState === "Suspended" ? "Suspended" : "Running",
       ...(shutdown ? { shutdownTime: shutdown } : {}),
       shutdownPolicy: cls.spec.lifecycle.deletionPolicy.providerResources,
       env,
@@ -252,13 +277,13 @@ export const renderExecutionWorkspace: CompositeRenderer = (observed): Verdict =
 
   const resources: Record<string, DesiredResource> = withReadiness(namespaceFirst(objects, observed.resources), observed.resources);
   // A suspended sandbox is converged when it is stopped, not when it is running.
-  if (resources.runtime && spec.desiredState === "Suspended") resources.runtime.ready = sandboxStopped(observed.resources.runtime);
+  if (resources.runtime && desiredState === "Suspended") resources.runtime.ready = sandboxStopped(observed.resources.runtime);
   const notReady = unready(resources);
   const deleting = observed.composite.metadata?.deletionTimestamp !== undefined;
   const health = deleting
     ? { phase: "Deleting" as const, reason: "Deleting", message: "the workspace is being deleted" }
     : cls.spec.provider === "agent-sandbox"
-      ? sandboxHealth(observed, spec.desiredState, notReady)
+      ? sandboxHealth(observed, desiredState, notReady, byRule)
       : notReady.length > 0
         ? { phase: "Provisioning" as const, reason: "Provisioning", message: `waiting for ${notReady.join(", ")}` }
         : spec.desiredState === "Suspended"
@@ -273,6 +298,7 @@ export const renderExecutionWorkspace: CompositeRenderer = (observed): Verdict =
       ...health,
       capacity: substrate ? substrateCapacity(size) : capacityStatus(volume, capacity),
       ...usageOf(observed.resources["resource-quota"]),
+      ...lifecycleStatus(signals, shutdown, byRule),
       ...(from && checkpoint ? { lineage: { kind: from.kind, checkpoint: from.ref.checkpointRef.name, ...(checkpoint.sourceWorkspace ? { sourceWorkspace: checkpoint.sourceWorkspace } : {}) } } : {}),
       ...(cls.spec.provider === "agent-substrate" ? { notDeclarable: SUBSTRATE_NOT_DECLARABLE } : {}),
     },

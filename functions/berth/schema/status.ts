@@ -77,6 +77,15 @@ export const bindingSchema = z.strictObject({
   classHash: z.string().max(80),
 });
 
+export const workspaceLifecycleSchema = z
+  .strictObject({
+    lastActivity: z.string().max(64).optional().describe("The later of the last activity signal (annotation lifecycle.berth.dev/last-activity) and the workspace's creation: idle since then."),
+    expiresAt: z.string().max(64).optional().describe("When the class's maximum lifetime ends."),
+    suspendedAt: z.string().max(64).optional().describe("When one of Berth's rules suspended the workspace; cleared by activity after it."),
+    suspendedBy: z.string().max(64).optional().describe("The rule that suspended it, e.g. IdleTimeout."),
+  })
+  .describe("What Berth's lifecycle rules read and did.");
+
 export const executionWorkspaceStatusSchema = z.strictObject({
   ...health,
   namespace: z.string().max(63).optional(),
@@ -84,6 +93,7 @@ export const executionWorkspaceStatusSchema = z.strictObject({
   binding: bindingSchema.optional(),
   capacity: capacityStatusSchema.optional(),
   usage: resourceUsageSchema.optional(),
+  lifecycle: workspaceLifecycleSchema.optional(),
   lineage: z
     .strictObject({ kind: z.enum(["Restored", "Forked"]), checkpoint: z.string().max(253), sourceWorkspace: z.string().max(253).optional() })
     .optional()

@@ -1,0 +1,90 @@
+import type { KubeObject } from "../model.js";
+import { executionWorkspaceClassSchema } from "../schema/documents.js";
+import { parseDocument } from "../schema/errors.js";
+import type { ExecutionWorkspaceClassSpec } from "../schema/execution.js";
+import type { ExecutionWorkspaceStatus } from "../schema/status.js";
+import { type LifecycleRule, lifecycleSignals, rfc3339, SUSPENDED_AT, SUSPENDED_BY } from "./signals.js";
+
+/**
+ * Why a class does not let Berth suspend its workspaces, or undefined if it does. Suspend keeps
+ * the files and stops the runtime, so it needs a Durable class on a runtime whose suspend Berth
+ * can declare (agent-sandbox's Suspended mode; Agent Substrate suspends through its own API).
+ */
+export function suspendRefusal(className: string, cls: ExecutionWorkspaceClassSpec): string | undefined {
+  if (cls.mode !== "Durable") return `ExecutionWorkspaceClass "${className}" is ${cls.mode}: it keeps no files, so Berth never suspends its workspaces`;
+  if (cls.provider !== "agent-sandbox") return `ExecutionWorkspaceClass "${className}" runs on ${cls.provider}, whose suspend Berth cannot declare`;
+  return undefined;
+}
+
+/** An automatic change the Operation makes, and the annotations that carry it to the composition. */
+export interface LifecycleAction {
+  workspace: string;
+  rule: LifecycleRule;
+  at: string;
+  message: string;
+  annotations: Record<string, string>;
+}
+
+/** A workspace a rule would have acted on, left alone because its class does not permit the action. */
+export interface LifecycleRefusal {
+  workspace: string;
+  rule: LifecycleRule;
+  message: string;
+}
+
+export interface LifecycleDecision {
+  acted: LifecycleAction[];
+  refused: LifecycleRefusal[];
+}
+
+export interface LifecycleWorld {
+  workspaces: KubeObject[];
+  classes: KubeObject[];
+  now: Date;
+  /** How long a class's minute lasts, in seconds (60 unless time is compressed). */
+  secondsPerMinute: number;
+}
+
+/**
+ * Which workspaces Berth's rules act on now. Pure: the world and the time in, the changes out.
+ * Only running workspaces are judged, so a workspace still provisioning, already suspended,
+ * failed or being deleted is never touched.
+ */
+export function decideLifecycle({ workspaces, classes, now, secondsPerMinute }: LifecycleWorld): LifecycleDecision {
+  const classByName = new Map(classes.map((c) => [c.metadata?.name, c]));
+  const decision: LifecycleDecision = { acted: [], refused: [] };
+  for (const workspace of workspaces) {
+    const name = workspace.metadata?.name;
+    const spec = workspace.spec as { classRef?: { name?: string }; desiredState?: string } | undefined;
+    const status = workspace.status as ExecutionWorkspaceStatus | undefined;
+    if (name === undefined || workspace.metadata?.deletionTimestamp !== undefined) continue;
+    if (spec?.desiredState === "Suspended" || status?.phase !== "Ready") continue;
+    const signals = lifecycleSignals(workspace);
+    if (signals.suspended !== undefined || signals.lastActivity === undefined) continue;
+
+    const className = spec?.classRef?.name ?? "";
+    const cls = classByName.get(className);
+    const parsed = cls === undefined ? undefined : parseDocument(executionWorkspaceClassSchema, cls);
+    // A class that is gone or invalid is the composition's to report; the rules wait for it.
+    if (parsed === undefined || !parsed.ok) continue;
+    const idleMinutes = parsed.value.spec.lifecycle.idleTimeoutMinutes;
+    const idleForMs = now.getTime() - signals.lastActivity.getTime();
+    if (idleForMs < idleMinutes * secondsPerMinute * 1000) continue;
+
+    const since = rfc3339(signals.lastActivity);
+    const refusal = suspendRefusal(className, parsed.value.spec);
+    if (refusal !== undefined) {
+      decision.refused.push({ workspace: name, rule: "IdleTimeout", message: `idle since ${since}, past ${idleMinutes} idle minutes; not suspended: ${refusal}` });
+      continue;
+    }
+    const at = rfc3339(now);
+    decision.acted.push({
+      workspace: name,
+      rule: "IdleTimeout",
+      at,
+      message: `suspended ExecutionWorkspace "${name}" at ${at}: idle since ${since}, past the ${idleMinutes} idle minutes ExecutionWorkspaceClass "${className}" allows`,
+      annotations: { [SUSPENDED_AT]: at, [SUSPENDED_BY]: "IdleTimeout" },
+    });
+  }
+  return decision;
+}

@@ -1,0 +1,53 @@
+import type { KubeObject } from "../model.js";
+
+// The lifecycle's signals are annotations on the ExecutionWorkspace itself. Whatever drives the
+// agent needs no privilege beyond patching that one object (no status subresource, no extra
+// kind), any provider can write them, and a GitOps tool that owns the spec never fights them:
+// server-side apply gives each annotation its own field owner.
+
+/** When the workspace last did work for its user (RFC 3339), written by whatever drives the agent. */
+export const LAST_ACTIVITY = "lifecycle.berth.dev/last-activity";
+/** Written by Berth's lifecycle Operation, never by people: when it suspended the workspace. */
+export const SUSPENDED_AT = "lifecycle.berth.dev/suspended-at";
+/** Written with SUSPENDED_AT: which of Berth's rules acted. */
+export const SUSPENDED_BY = "lifecycle.berth.dev/suspended-by";
+
+/** The rules Berth's lifecycle Operation enforces. */
+export type LifecycleRule = "IdleTimeout";
+
+export interface LifecycleSignals {
+  /** The later of the last activity signal and the workspace's creation. */
+  lastActivity?: Date;
+  /** A suspension by one of Berth's rules that no later activity has lifted. */
+  suspended?: { at: Date; rule: string };
+}
+
+function timeOf(value: unknown): Date | undefined {
+  if (typeof value !== "string") return undefined;
+  const t = Date.parse(value);
+  return Number.isNaN(t) ? undefined : new Date(t);
+}
+
+const later = (a: Date | undefined, b: Date | undefined) => (a === undefined ? b : b === undefined ? a : a > b ? a : b);
+
+/** RFC 3339 in whole seconds, the way Kubernetes writes times. */
+export const rfc3339 = (t: Date) => t.toISOString().replace(/\.\d{3}Z$/, "Z");
+
+/**
+ * Reads the signals. An unparseable time counts as absent rather than as an error: a bad
+ * annotation must never suspend or hold a workspace, and the workspace's status shows which
+ * time Berth read.
+ */
+export function lifecycleSignals(workspace: KubeObject): LifecycleSignals {
+  const metadata = (workspace.metadata ?? {}) as { annotations?: Record<string, string>; creationTimestamp?: string };
+  const annotations = metadata.annotations ?? {};
+  const activity = timeOf(annotations[LAST_ACTIVITY]);
+  const lastActivity = later(activity, timeOf(metadata.creationTimestamp));
+  const at = timeOf(annotations[SUSPENDED_AT]);
+  // Activity after the suspension is the resume: the suspension stays recorded but no longer holds.
+  const held = at !== undefined && !(activity !== undefined && activity > at);
+  return {
+    ...(lastActivity ? { lastActivity } : {}),
+    ...(held ? { suspended: { at, rule: annotations[SUSPENDED_BY] ?? "Unknown" } } : {}),
+  };
+}

@@ -1,0 +1,130 @@
+import { RunFunctionRequest, type RunFunctionResponse, Severity } from "@crossplane-org/function-sdk-typescript";
+import { LAST_ACTIVITY, rfc3339, SUSPENDED_AT, SUSPENDED_BY } from "../functions/berth/lifecycle/signals.js";
+import type { KubeObject } from "../functions/berth/model.js";
+import { EPHEMERAL_CLASS } from "./execution-cases.js";
+import { CLASS_SANDBOX, CLASS_SUBSTRATE, EW_SANDBOX, edited, required } from "./fixtures.js";
+
+// Whole requests and whole responses for Berth's lifecycle Operation step, run in-process with a
+// fixed clock (test/unit/lifecycle.test.ts) and over gRPC against the real clock
+// (test/grpc/grpc.test.ts). Every time in a request is relative to `now`, so both agree; `at`
+// is the time the function read its clock, which over gRPC is the server's.
+
+export interface LifecycleCase {
+  name: string;
+  reason: string;
+  req: RunFunctionRequest;
+  want: RunFunctionResponse;
+}
+
+const API = "workspaces.berth.dev/v1alpha1";
+/** A Durable agent-sandbox class that allows 15 idle minutes (the example's). */
+const DURABLE = CLASS_SANDBOX;
+/** A class with no files to keep: it never permits suspend. */
+const EPHEMERAL = EPHEMERAL_CLASS;
+/** Agent Substrate suspends through its own API, which Berth cannot declare. */
+const SUBSTRATE = CLASS_SUBSTRATE;
+
+const minutesBefore = (now: Date, m: number) => rfc3339(new Date(now.getTime() - m * 60_000));
+
+/** A running ExecutionWorkspace of `className`, created 120 minutes before `now`, with these annotations. */
+function workspace(now: Date, name: string, className: string, annotations: Record<string, string> = {}, edit: (w: any) => void = () => {}): KubeObject {
+  return edited(EW_SANDBOX, (w: any) => {
+    w.metadata = { name, creationTimestamp: minutesBefore(now, 120), annotations };
+    w.spec.classRef = { name: className };
+    w.status = { phase: "Ready", reason: "Available" };
+    edit(w);
+  });
+}
+
+function operationRequest(workspaces: KubeObject[], input: Record<string, unknown> = {}): RunFunctionRequest {
+  return RunFunctionRequest.fromPartial({
+    meta: { tag: "test" },
+    input: { apiVersion: API, kind: "LifecycleRules", ...input },
+    requiredResources: required({ workspaces, classes: [DURABLE, EPHEMERAL, SUBSTRATE] }),
+  });
+}
+
+/** The whole response: Berth's annotations applied to each suspended workspace, an event per change. */
+function operationResponse(at: string, acted: { workspace: string; since: string; minutes: number; className?: string }[], refused: { workspace: string; message: string }[] = []): RunFunctionResponse {
+  const actedOut = acted.map((a) => ({
+    workspace: a.workspace,
+    rule: "IdleTimeout",
+    at,
+    message: `suspended ExecutionWorkspace "${a.workspace}" at ${at}: idle since ${a.since}, past the ${a.minutes} idle minutes ExecutionWorkspaceClass "${a.className ?? "sandbox-session"}" allows`,
+  }));
+  return {
+    conditions: [],
+    meta: { tag: "test", ttl: { seconds: 60, nanos: 0 } },
+    desired: {
+      resources: Object.fromEntries(
+        acted.map((a) => [a.workspace, { resource: { apiVersion: API, kind: "ExecutionWorkspace", metadata: { name: a.workspace, annotations: { [SUSPENDED_AT]: at, [SUSPENDED_BY]: "IdleTimeout" } } }, connectionDetails: {}, ready: 0 }]),
+      ),
+    },
+    results: [
+      ...actedOut.map((a) => ({ severity: Severity.SEVERITY_NORMAL, message: a.message })),
+      ...refused.map((r) => ({ severity: Severity.SEVERITY_WARNING, message: `left ExecutionWorkspace "${r.workspace}" alone: ${r.message}` })),
+    ],
+    output: { acted: actedOut, refused: refused.map((r) => ({ workspace: r.workspace, rule: "IdleTimeout", message: r.message })) },
+  } as unknown as RunFunctionResponse;
+}
+
+export function lifecycleCases(now: Date, at = rfc3339(now)): LifecycleCase[] {
+  const ago = (m: number) => minutesBefore(now, m);
+  return [
+    {
+      name: "IdleLongerThanTheClassAllowsIsSuspended",
+      reason: "A running Durable workspace whose last activity is older than its class's idleTimeoutMinutes gets Berth's suspension annotations, and an event says why.",
+      req: operationRequest([workspace(now, "idle", "sandbox-session", { [LAST_ACTIVITY]: ago(20) })]),
+      want: operationResponse(at, [{ workspace: "idle", since: ago(20), minutes: 15 }]),
+    },
+    {
+      name: "ActiveWorkspacesAreLeftAlone",
+      reason: "Activity within the idle timeout, or a workspace younger than it that never signalled, changes nothing.",
+      req: operationRequest([workspace(now, "busy", "sandbox-session", { [LAST_ACTIVITY]: ago(5) }), workspace(now, "new", "sandbox-session", {}, (w) => (w.metadata.creationTimestamp = ago(10)))]),
+      want: operationResponse(at, []),
+    },
+    {
+      name: "NeverSignalledIsIdleSinceCreation",
+      reason: "A workspace that never wrote an activity signal has been idle since it was created.",
+      req: operationRequest([workspace(now, "silent", "sandbox-session")]),
+      want: operationResponse(at, [{ workspace: "silent", since: ago(120), minutes: 15 }]),
+    },
+    {
+      name: "ClassesThatForbidSuspendAreNeverTouched",
+      reason: "An Ephemeral class keeps no files and Agent Substrate suspends through its own API: the rule is recorded as refused, and nothing is applied to those workspaces.",
+      req: operationRequest([workspace(now, "scratch", "ephemeral-session", { [LAST_ACTIVITY]: ago(60) }), workspace(now, "actor", "substrate-session", { [LAST_ACTIVITY]: ago(60) })]),
+      want: operationResponse(
+        at,
+        [],
+        [
+          { workspace: "scratch", message: `idle since ${ago(60)}, past 15 idle minutes; not suspended: ExecutionWorkspaceClass "ephemeral-session" is Ephemeral: it keeps no files, so Berth never suspends its workspaces` },
+          { workspace: "actor", message: `idle since ${ago(60)}, past ${(SUBSTRATE.spec as any).lifecycle.idleTimeoutMinutes} idle minutes; not suspended: ExecutionWorkspaceClass "substrate-session" runs on agent-substrate, whose suspend Berth cannot declare` },
+        ],
+      ),
+    },
+    {
+      name: "OnlyRunningWorkspacesAreJudged",
+      reason: "Already suspended (by Berth or declared in spec), still provisioning, or being deleted: none is changed, however long idle.",
+      req: operationRequest([
+        workspace(now, "held", "sandbox-session", { [LAST_ACTIVITY]: ago(60), [SUSPENDED_AT]: ago(40), [SUSPENDED_BY]: "IdleTimeout" }),
+        workspace(now, "declared", "sandbox-session", {}, (w) => (w.spec.desiredState = "Suspended")),
+        workspace(now, "provisioning", "sandbox-session", {}, (w) => (w.status.phase = "Provisioning")),
+        workspace(now, "deleting", "sandbox-session", {}, (w) => (w.metadata.deletionTimestamp = ago(1))),
+        workspace(now, "orphan", "no-such-class"),
+      ]),
+      want: operationResponse(at, []),
+    },
+    {
+      name: "ResumedThenIdleAgainIsSuspendedAgain",
+      reason: "Activity after a suspension lifted it; idle again past the timeout since that activity, the workspace is suspended anew.",
+      req: operationRequest([workspace(now, "again", "sandbox-session", { [LAST_ACTIVITY]: ago(30), [SUSPENDED_AT]: ago(60), [SUSPENDED_BY]: "IdleTimeout" })]),
+      want: operationResponse(at, [{ workspace: "again", since: ago(30), minutes: 15 }]),
+    },
+    {
+      name: "CompressedMinutesComeFromTheInput",
+      reason: "secondsPerMinute: 1 makes the class's 15 idle minutes 15 seconds, through the Operation's input alone.",
+      req: operationRequest([workspace(now, "quick", "sandbox-session", { [LAST_ACTIVITY]: rfc3339(new Date(now.getTime() - 20_000)) }), workspace(now, "quicker", "sandbox-session", { [LAST_ACTIVITY]: rfc3339(new Date(now.getTime() - 10_000)) })], { secondsPerMinute: 1 }),
+      want: operationResponse(at, [{ workspace: "quick", since: rfc3339(new Date(now.getTime() - 20_000)), minutes: 15 }]),
+    },
+  ];
+}

@@ -1,0 +1,64 @@
+import { describe, expect, it } from "vitest";
+import { runFunction } from "../../functions/berth/function.js";
+import { suspendRefusal } from "../../functions/berth/lifecycle/rules.js";
+import { LAST_ACTIVITY, lifecycleSignals, SUSPENDED_AT, SUSPENDED_BY } from "../../functions/berth/lifecycle/signals.js";
+import { executionWorkspaceClassSchema } from "../../functions/berth/schema/documents.js";
+import { CLASS_SANDBOX, EW_SANDBOX, edited } from "../fixtures.js";
+import { lifecycleCases } from "../lifecycle-cases.js";
+import { RunFunctionRequest } from "@crossplane-org/function-sdk-typescript";
+
+const NOW = new Date("2026-12-01T09:31:00Z");
+const wire = (o: unknown) => JSON.parse(JSON.stringify(o));
+
+describe("the lifecycle Operation: whole request in, whole response out", () => {
+  it.each(lifecycleCases(NOW))("$name", (c) => {
+    expect(wire(runFunction(c.req, undefined, undefined, () => NOW))).toEqual(wire(c.want));
+  });
+
+  const fatalMessage = (req: RunFunctionRequest) => runFunction(req, undefined, undefined, () => NOW).results?.find((r) => r.severity === 1)?.message;
+
+  it("a bad input is fatal and names the field; nothing is applied", () => {
+    const req = edited(lifecycleCases(NOW)[0]!.req, (r) => ((r.input as Record<string, unknown>).secondsPerMinute = 0));
+    expect(fatalMessage(req)).toBe("invalid LifecycleRules input: secondsPerMinute: Too small: expected number to be >=1");
+    expect(runFunction(req, undefined, undefined, () => NOW).desired?.resources ?? {}).toEqual({});
+  });
+
+  it("a pipeline step that does not require the workspaces is fatal and says what to add", () => {
+    const req = edited(lifecycleCases(NOW)[0]!.req, (r) => delete r.requiredResources!.workspaces);
+    expect(fatalMessage(req)).toBe(
+      "the Operation step must require every ExecutionWorkspace: add requirements.requiredResources {requirementName: workspaces, apiVersion: workspaces.berth.dev/v1alpha1, kind: ExecutionWorkspace}",
+    );
+  });
+});
+
+describe("the lifecycle signals", () => {
+  const at = (annotations: Record<string, string>, creationTimestamp = "2026-12-01T08:00:00Z") =>
+    lifecycleSignals(edited(EW_SANDBOX, (w: any) => (w.metadata = { name: "w", creationTimestamp, annotations })));
+
+  it("idle since the later of the last activity and the creation", () => {
+    expect(at({ [LAST_ACTIVITY]: "2026-12-01T09:00:00Z" }).lastActivity?.toISOString()).toBe("2026-12-01T09:00:00.000Z");
+    expect(at({ [LAST_ACTIVITY]: "2026-11-30T09:00:00Z" }).lastActivity?.toISOString()).toBe("2026-12-01T08:00:00.000Z");
+    expect(at({}).lastActivity?.toISOString()).toBe("2026-12-01T08:00:00.000Z");
+  });
+
+  it("a suspension holds until activity after it, which is the resume", () => {
+    const suspended = { [SUSPENDED_AT]: "2026-12-01T09:30:00Z", [SUSPENDED_BY]: "IdleTimeout" };
+    expect(at(suspended).suspended).toEqual({ at: new Date("2026-12-01T09:30:00Z"), rule: "IdleTimeout" });
+    expect(at({ ...suspended, [LAST_ACTIVITY]: "2026-12-01T09:10:00Z" }).suspended).toBeDefined();
+    expect(at({ ...suspended, [LAST_ACTIVITY]: "2026-12-01T09:30:00Z" }).suspended).toBeDefined();
+    expect(at({ ...suspended, [LAST_ACTIVITY]: "2026-12-01T09:30:01Z" }).suspended).toBeUndefined();
+  });
+
+  it("an unparseable time is ignored: it neither suspends nor holds a workspace", () => {
+    expect(at({ [SUSPENDED_AT]: "yesterday" }).suspended).toBeUndefined();
+    expect(at({ [LAST_ACTIVITY]: "soon" }).lastActivity?.toISOString()).toBe("2026-12-01T08:00:00.000Z");
+  });
+});
+
+describe("which classes permit Berth to suspend", () => {
+  const parsed = (edit: (c: any) => void) => executionWorkspaceClassSchema.parse(edited(CLASS_SANDBOX, edit)).spec;
+  it("Durable agent-sandbox classes only", () => {
+    expect(suspendRefusal("c", parsed(() => {}))).toBeUndefined();
+    expect(suspendRefusal("c", parsed((c) => ((c.spec.mode = "Ephemeral"), (c.spec.lifecycle.onDetach = { default: "Delete", allowed: ["Delete"] }), (c.spec.permits.checkpoint = c.spec.permits.restore = c.spec.permits.fork = false))))).toMatch(/is Ephemeral/);
+  });
+});
