@@ -69,8 +69,9 @@ fi
 if [ -n "${CROSSPLANE_IMAGE_PULL_POLICY:-}" ]; then
   chart_args+=(--set "image.pullPolicy=$CROSSPLANE_IMAGE_PULL_POLICY")
 fi
-log "installing Crossplane $CROSSPLANE_VERSION with Helm (webhooks on, Deployment runtime)"
-"$helm" upgrade --install crossplane "${chart_args[@]}" --namespace "$ns" --set webhooks.enabled=true --wait --timeout "$timeout"
+# Operations (alpha in Crossplane v2) run Berth's lifecycle rules: operations/lifecycle.yaml.
+log "installing Crossplane $CROSSPLANE_VERSION with Helm (webhooks on, Operations on, Deployment runtime)"
+"$helm" upgrade --install crossplane "${chart_args[@]}" --namespace "$ns" --set webhooks.enabled=true --set 'args={--enable-operations}' --wait --timeout "$timeout"
 "$kubectl" wait --for=condition=Established crd/functions.pkg.crossplane.io crd/configurations.pkg.crossplane.io crd/imageconfigs.pkg.crossplane.io --timeout="$timeout" >/dev/null
 
 # 2. A mirror: packages keep their public names, Crossplane pulls them from the mirror.

@@ -42,7 +42,7 @@ fi
 
 # The Configuration package, from a folder holding only what it carries (xpkg build reads every
 # YAML file under its root and cannot skip node_modules/).
-cp -r crossplane.yaml apis compositions examples "$work/configuration/"
+cp -r crossplane.yaml apis compositions operations examples "$work/configuration/"
 "$crossplane" xpkg build --package-root "$work/configuration" --examples-root "$work/configuration/examples" -o "$work/configuration-berth.xpkg"
 
 for p in function-berth configuration-berth; do

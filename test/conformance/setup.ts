@@ -363,8 +363,9 @@ export async function installBerth(c: Cluster, say: (m: string) => void = log): 
   const xrds = readdirSync(resolve(REPO, "apis")).sort().map((d) => loadOne(`apis/${d}/definition.yaml`));
   for (const x of xrds) await c.apply(x);
   for (const comp of load("compositions")) await c.apply(comp);
+  for (const op of load("operations")) await c.apply(op);
   for (const f of ["admission/params.yaml", "admission/policies.yaml", "admission/rbac.yaml"]) for (const o of load(f)) await c.apply(o);
-  say(`applied ${crds.length} CRDs, ${xrds.length} XRDs, compositions and admission manifests`);
+  say(`applied ${crds.length} CRDs, ${xrds.length} XRDs, compositions, operations and admission manifests`);
 
   for (const x of xrds) {
     await waitFor(`XRD ${x.metadata!.name} Established`, async () => condition(await c.getOf(x), "Established")?.status === "True", 120_000, 250);

@@ -38,3 +38,11 @@ export function installedFunction(root = REPO): { package: string; name: string 
   if (!dep?.package) throw new Error("crossplane.yaml: spec.dependsOn names no Function package");
   return { package: dep.package, name: toDNSLabel(packageRepository(dep.package)) };
 }
+
+/** What Berth's Function package declares it serves (package/crossplane.yaml spec.capabilities). */
+export function packageCapabilities(root = REPO): string[] {
+  const meta = parse(readFileSync(join(root, "package", "crossplane.yaml"), "utf8")) as { spec?: { capabilities?: string[] } };
+  const capabilities = meta.spec?.capabilities ?? [];
+  if (capabilities.length === 0) throw new Error("package/crossplane.yaml: spec.capabilities is empty");
+  return capabilities;
+}

@@ -24,14 +24,14 @@ describe("the function's installed name", () => {
     expect(toDNSLabel(s)).toBe(label);
   });
 
-  it("is the DNS label of crossplane.yaml's Function dependency, and every Composition step calls it", () => {
+  it("is the DNS label of crossplane.yaml's Function dependency, and every Composition and Operation step calls it", () => {
     const fn = installedFunction();
     expect(fn).toEqual({ package: "xpkg.crossplane.io/berth-dev/function-berth", name: "berth-dev-function-berth" });
-    const files = readdirSync("compositions").filter((f) => f.endsWith(".yaml"));
-    expect(files.length).toBeGreaterThan(0);
+    const files = ["compositions", "operations"].flatMap((d) => readdirSync(d).filter((f) => f.endsWith(".yaml")).map((f) => `${d}/${f}`));
+    expect(files.filter((f) => f.startsWith("operations/")).length).toBeGreaterThan(0);
     for (const f of files) {
-      for (const c of load(`compositions/${f}`)) {
-        const steps = (c.spec.pipeline ?? []) as { step: string; functionRef: { name: string } }[];
+      for (const c of load(f)) {
+        const steps = (c.spec.pipeline ?? c.spec.operationTemplate?.spec.pipeline ?? []) as { step: string; functionRef: { name: string } }[];
         expect(steps.length, f).toBeGreaterThan(0);
         for (const s of steps) expect(s.functionRef.name, `${f} step ${s.step}`).toBe(fn.name);
       }

@@ -17,6 +17,7 @@ import { homedir, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { packageCapabilities } from "../../support/function-name.js";
 import { condition, Kube } from "./kube.js";
 import { ProcessSet, tail } from "./processes.js";
 
@@ -117,7 +118,7 @@ export interface ControlPlane {
    * Makes Crossplane dial a function on localhost:port (or at the gRPC target given): a paused
    * Function and an Active, paused FunctionRevision labelled pkg.crossplane.io/package=name whose
    * status.endpoint is dns:///localhost:port (or the target) and status.capabilities holds
-   * "composition".
+   * what Berth's package declares (composition and operation) unless told otherwise.
    */
   registerFunction(name: string, port: number | string, capabilities?: string[]): Promise<void>;
   /**
@@ -538,6 +539,8 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       "core",
       "start",
       "--enable-webhooks=false",
+      // Berth's lifecycle rules run as a CronOperation (alpha), as install/install.sh enables them.
+      "--enable-operations",
       "--package-runtime=External",
       `--namespace=${CROSSPLANE_NAMESPACE}`,
       `--xpkg-cache-dir=${join(runDir, "xpkg-cache")}`,
@@ -563,7 +566,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
  * to pull the (non-existent) image, and the revision's status is patched by hand the way a package
  * runtime would.
  */
-export async function registerFunction(kube: Kube, name: string, port: number | string, capabilities = ["composition"]): Promise<void> {
+export async function registerFunction(kube: Kube, name: string, port: number | string, capabilities = packageCapabilities()): Promise<void> {
   const image = `berth.invalid/local/${name}:dev`;
   const paused = { "crossplane.io/paused": "true" };
   const fn = await kube.apply({

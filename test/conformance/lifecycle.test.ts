@@ -1,0 +1,183 @@
+// Issue 13: Berth's lifecycle rules run by real Crossplane Operations. A CronOperation like the
+// shipped one (operations/lifecycle.yaml), with time compressed through its input alone
+// (secondsPerMinute: 1, so a class's 20 idle minutes last 20 seconds), runs Berth's function
+// once a minute against the real API server: an idle Durable workspace is suspended and says
+// which rule acted and when, an active one and one whose class forbids suspend are never
+// touched, and an activity signal resumes the suspended one at once (its annotation change
+// reconciles it; nothing waits for the Operation or the composition's requeue).
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { LAST_ACTIVITY, SUSPENDED_AT, SUSPENDED_BY } from "../../functions/berth/lifecycle/signals.js";
+import { classPermitsInEffect, Cluster, condition, hasRunningStatus, load, loadOne, type Obj, printedColumns, standInRunning, waitFor } from "./setup.js";
+
+const c = new Cluster(inject("kubeconfig"));
+const API = "workspaces.berth.dev/v1alpha1";
+const OPS = "ops.crossplane.io/v1alpha1";
+const SANDBOX_API = "agents.x-k8s.io/v1beta1";
+const LABEL = { "berth.dev/conformance": "lifecycle" };
+const log = (m: string) => console.log(`[lifecycle ${new Date().toISOString().slice(11, 19)}] ${m}`);
+
+const example = loadOne("examples/class-sandbox.yaml");
+const DURABLE: Obj = { ...structuredClone(example), metadata: { name: "lifecycle-durable" } };
+DURABLE.spec.lifecycle.idleTimeoutMinutes = 20;
+const EPHEMERAL: Obj = { ...structuredClone(DURABLE), metadata: { name: "lifecycle-ephemeral" } };
+Object.assign(EPHEMERAL.spec, { mode: "Ephemeral", permits: { ...EPHEMERAL.spec.permits, checkpoint: false, restore: false, fork: false } });
+EPHEMERAL.spec.lifecycle.onDetach = { default: "Delete", allowed: ["Delete"] };
+
+function workspace(name: string, cls: Obj): Obj {
+  const w = structuredClone(loadOne("examples/executionworkspace-sandbox.yaml"));
+  w.metadata = { name, labels: LABEL };
+  w.spec.classRef = { name: cls.metadata!.name };
+  w.spec.sessionRef = { name, namespace: "team-payments" };
+  delete w.spec.requests.capabilities;
+  return w;
+}
+const IDLE = workspace("lc-idle", DURABLE);
+const BUSY = workspace("lc-busy", DURABLE);
+const SCRATCH = workspace("lc-scratch", EPHEMERAL);
+
+/** The shipped CronOperation, compressed and limited to this file's workspaces by a label. */
+function compressedCronOperation(): Obj {
+  const op = structuredClone(loadOne("operations/lifecycle.yaml"));
+  op.metadata = { name: "berth-lifecycle-conformance" };
+  const step = op.spec.operationTemplate.spec.pipeline[0];
+  step.input.secondsPerMinute = 1;
+  step.requirements.requiredResources.find((r: { requirementName: string }) => r.requirementName === "workspaces").matchLabels = LABEL;
+  return op;
+}
+const CRON = compressedCronOperation();
+
+const ew = (name: string) => c.get(API, "ExecutionWorkspace", name);
+const sandboxOf = (name: string) => c.get(SANDBOX_API, "Sandbox", "workspace", `ws-${name}`);
+const nowRFC3339 = () => new Date().toISOString().replace(/\.\d+Z$/, "Z");
+
+/** Stands in for the node and agent-sandbox: every composed object that has a running status gets it. */
+async function runningStandIn(name: string): Promise<void> {
+  const xr = await ew(name);
+  for (const r of xr?.spec?.crossplane?.resourceRefs ?? []) {
+    const o = await c.get(r.apiVersion, r.kind, r.name, r.namespace);
+    if (o && hasRunningStatus(o)) await standInRunning(c, o);
+  }
+}
+
+async function phaseOf(name: string, phase: string, timeoutMs = 90_000): Promise<Obj> {
+  return waitFor(`${name} phase ${phase}`, async () => {
+    await runningStandIn(name);
+    const x = await ew(name);
+    return x?.status?.phase === phase && condition(x, "Synced")?.status === "True" && x;
+  }, timeoutMs, 1000);
+}
+
+describe("the lifecycle, run by Crossplane Operations", () => {
+  let keepBusy: NodeJS.Timeout | undefined;
+  let cronAppliedAt = 0;
+
+  beforeAll(async () => {
+    for (const ns of ["ai-gateway", "mcp"]) await c.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
+    for (const o of [...load("examples/cluster/storageclass.yaml"), ...load("examples/cluster/services.yaml"), loadOne("examples/profile.yaml"), DURABLE, EPHEMERAL]) await c.apply(o);
+    for (const cls of [DURABLE, EPHEMERAL]) {
+      await waitFor(`ExecutionWorkspaceClass ${cls.metadata!.name} Ready`, async () => condition(await c.getOf(cls), "Ready")?.status === "True", 120_000);
+      await classPermitsInEffect(c, cls.metadata!.name!);
+    }
+    for (const w of [IDLE, BUSY, SCRATCH]) await c.apply(w);
+    for (const w of [IDLE, BUSY, SCRATCH]) await phaseOf(w.metadata!.name!, "Ready", 120_000);
+    // Whatever drives lc-busy's agent reports activity every few seconds.
+    const signal = () => c.mergePatch({ apiVersion: API, kind: "ExecutionWorkspace", metadata: { name: BUSY.metadata!.name!, annotations: { [LAST_ACTIVITY]: nowRFC3339() } } }).catch(() => undefined);
+    await signal();
+    keepBusy = setInterval(signal, 5000);
+    await c.apply(CRON);
+    cronAppliedAt = Date.now();
+    log("three workspaces Ready; CronOperation berth-lifecycle-conformance applied (every minute, secondsPerMinute 1, idleTimeoutMinutes 20)");
+  });
+
+  afterAll(async () => {
+    clearInterval(keepBusy);
+    await c.delete(OPS, "CronOperation", CRON.metadata!.name!).catch(() => undefined);
+    for (const w of [IDLE, BUSY, SCRATCH]) await c.delete(API, "ExecutionWorkspace", w.metadata!.name!).catch(() => undefined);
+  });
+
+  it("the shipped CronOperation runs Berth's function every minute and its Operations succeed", async () => {
+    const shipped = loadOne("operations/lifecycle.yaml").metadata!.name!;
+    const op = await waitFor(`an Operation of CronOperation ${shipped} Succeeded`, async () => {
+      const res = await c.request("GET", `/apis/ops.crossplane.io/v1alpha1/operations?labelSelector=ops.crossplane.io/cronoperation=${shipped}`);
+      return (res.body?.items ?? []).find((o: Obj) => condition(o, "Succeeded")?.status === "True");
+    }, 150_000, 2000);
+    expect(op.status.pipeline?.[0]?.step).toBe("lifecycle");
+  });
+
+  let suspendedOp: Obj;
+  it("an idle workspace is suspended by the idle rule: the Operation's output and event say so, and the status names the rule and the time", async () => {
+    const xr = await waitFor(`${IDLE.metadata!.name} carries Berth's suspension`, async () => {
+      const x = await ew(IDLE.metadata!.name!);
+      return x?.metadata?.annotations?.[SUSPENDED_AT] !== undefined && x;
+    }, 150_000, 1000);
+    const annotations = xr.metadata!.annotations!;
+    const at = annotations[SUSPENDED_AT]!;
+    expect(annotations[SUSPENDED_BY]).toBe("IdleTimeout");
+    log(`lc-idle suspended by the Operation ${((Date.now() - cronAppliedAt) / 1000).toFixed(1)} s after the CronOperation was applied, at ${at}`);
+
+    await waitFor("lc-idle's Sandbox operatingMode Suspended", async () => (await sandboxOf(IDLE.metadata!.name!))?.spec.operatingMode === "Suspended", 60_000);
+    // Stands in for agent-sandbox: the pod is gone, the Sandbox no longer Ready.
+    await c.patchStatus(SANDBOX_API, "Sandbox", "workspace", `ws-${IDLE.metadata!.name}`, {
+      conditions: [{ type: "Ready", status: "False", reason: "StandIn", message: "suspended", lastTransitionTime: nowRFC3339() }],
+    });
+    const suspended = await waitFor("lc-idle phase Suspended", async () => {
+      const x = await ew(IDLE.metadata!.name!);
+      return x?.status?.phase === "Suspended" && x;
+    }, 60_000);
+    expect(suspended.status.reason).toBe("IdleTimeout");
+    expect(suspended.status.message).toContain(`Berth's IdleTimeout rule suspended the workspace at ${at}`);
+    expect(suspended.status.lifecycle).toMatchObject({ suspendedAt: at, suspendedBy: "IdleTimeout" });
+    const columns = await printedColumns(c, API, "ExecutionWorkspace", IDLE.metadata!.name!);
+    expect(columns).toMatchObject({ PHASE: "Suspended", REASON: "IdleTimeout" });
+    expect(columns["IDLE-SINCE"]).toMatch(/^\d+[smh]/);
+    log(`lc-idle Suspended: ${suspended.status.message}; kubectl get prints ${JSON.stringify(columns)}`);
+
+    const ops = await c.request("GET", `/apis/ops.crossplane.io/v1alpha1/operations?labelSelector=ops.crossplane.io/cronoperation=${CRON.metadata!.name}`);
+    suspendedOp = (ops.body.items as Obj[]).find((o) => (o.status?.appliedResourceRefs ?? []).some((r: { name: string }) => r.name === IDLE.metadata!.name))!;
+    expect(suspendedOp, "the Operation that applied the suspension").toBeDefined();
+    expect(condition(suspendedOp, "Succeeded")?.status).toBe("True");
+    const output = suspendedOp.status.pipeline[0].output;
+    expect(output.acted.map((a: { workspace: string }) => a.workspace)).toEqual([IDLE.metadata!.name]);
+    expect(output.acted[0]).toMatchObject({ rule: "IdleTimeout", at: at });
+    const events = await c.request("GET", `/api/v1/namespaces/default/events?fieldSelector=involvedObject.name=${suspendedOp.metadata!.name}`);
+    const messages = (events.body.items as { message: string }[]).map((e) => e.message);
+    expect(messages.some((m) => m.includes(`suspended ExecutionWorkspace "${IDLE.metadata!.name}" at ${at}`)), messages.join("\n")).toBe(true);
+    log(`Operation ${suspendedOp.metadata!.name}: ${JSON.stringify(output)}`);
+  });
+
+  it("a workspace whose class forbids suspend and an active workspace are never touched", async () => {
+    const output = suspendedOp.status.pipeline[0].output;
+    expect(output.refused.map((r: { workspace: string }) => r.workspace)).toEqual([SCRATCH.metadata!.name]);
+    expect(output.refused[0].message).toContain('ExecutionWorkspaceClass "lifecycle-ephemeral" is Ephemeral');
+    for (const w of [SCRATCH, BUSY]) {
+      const name = w.metadata!.name!;
+      const x = await ew(name);
+      expect(x?.metadata?.annotations?.[SUSPENDED_AT], `${name} carries no suspension`).toBeUndefined();
+      // No Operation ever applied anything to it: no field of it is owned by an Operation's manager.
+      expect((x?.metadata?.managedFields ?? []).map((f) => f.manager ?? "").filter((m) => m.startsWith("ops.crossplane.io/"))).toEqual([]);
+      expect(x?.status?.phase, name).toBe("Ready");
+      expect((await sandboxOf(name))?.spec.operatingMode, name).toBe("Running");
+    }
+  });
+
+  it("activity resumes the suspended workspace at once, with its volume: Suspended, Resuming, Ready", async () => {
+    const name = IDLE.metadata!.name!;
+    const pvc = await c.get("v1", "PersistentVolumeClaim", "workspace", `ws-${name}`);
+    // Stops the rule, so that the resumed workspace is not suspended again while this test reads it.
+    await c.delete(OPS, "CronOperation", CRON.metadata!.name!);
+    const t = Date.now();
+    await c.mergePatch({ apiVersion: API, kind: "ExecutionWorkspace", metadata: { name, annotations: { [LAST_ACTIVITY]: nowRFC3339() } } });
+    await waitFor(`${name}'s Sandbox operatingMode Running`, async () => (await sandboxOf(name))?.spec.operatingMode === "Running", 30_000, 250);
+    const resumedIn = (Date.now() - t) / 1000;
+    const resuming = await waitFor(`${name} phase Resuming`, async () => {
+      const x = await ew(name);
+      return x?.status?.phase === "Resuming" && x;
+    }, 30_000, 250);
+    expect(resuming.status.lifecycle.suspendedAt, "activity after the suspension lifts it").toBeUndefined();
+    const ready = await phaseOf(name, "Ready", 60_000);
+    expect(ready.status.reason).toBe("Available");
+    expect((await c.get("v1", "PersistentVolumeClaim", "workspace", `ws-${name}`))?.metadata?.uid, "the same volume").toBe(pvc?.metadata?.uid);
+    log(`lc-idle resumed by activity: Sandbox Running ${resumedIn.toFixed(1)} s after the annotation, then Resuming, then Ready (${((Date.now() - t) / 1000).toFixed(1)} s)`);
+    expect(resumedIn, "reconciled by the annotation change, not by a requeue").toBeLessThan(15);
+  });
+});
