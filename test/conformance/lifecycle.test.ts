@@ -7,7 +7,7 @@
 // reconciles it; nothing waits for the Operation or the composition's requeue).
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { LAST_ACTIVITY, SUSPENDED_AT, SUSPENDED_BY } from "../../functions/berth/lifecycle/signals.js";
-import { classPermitsInEffect, Cluster, condition, hasRunningStatus, load, loadOne, type Obj, printedColumns, standInRunning, waitFor } from "./setup.js";
+import { classPermitsInEffect, Cluster, compressedLifecycle, condition, hasRunningStatus, load, loadOne, type Obj, operationsOf, printedColumns, standInRunning, waitFor } from "./setup.js";
 
 const c = new Cluster(inject("kubeconfig"));
 const API = "workspaces.berth.dev/v1alpha1";
@@ -35,16 +35,7 @@ const IDLE = workspace("lc-idle", DURABLE);
 const BUSY = workspace("lc-busy", DURABLE);
 const SCRATCH = workspace("lc-scratch", EPHEMERAL);
 
-/** The shipped CronOperation, compressed and limited to this file's workspaces by a label. */
-function compressedCronOperation(): Obj {
-  const op = structuredClone(loadOne("operations/lifecycle.yaml"));
-  op.metadata = { name: "berth-lifecycle-conformance" };
-  const step = op.spec.operationTemplate.spec.pipeline[0];
-  step.input.secondsPerMinute = 1;
-  step.requirements.requiredResources.find((r: { requirementName: string }) => r.requirementName === "workspaces").matchLabels = LABEL;
-  return op;
-}
-const CRON = compressedCronOperation();
+const CRON = compressedLifecycle("berth-lifecycle-conformance", 1, { matchLabels: LABEL });
 
 const ew = (name: string) => c.get(API, "ExecutionWorkspace", name);
 const sandboxOf = (name: string) => c.get(SANDBOX_API, "Sandbox", "workspace", `ws-${name}`);
@@ -98,8 +89,7 @@ describe("the lifecycle, run by Crossplane Operations", () => {
   it("the shipped CronOperation runs Berth's function every minute and its Operations succeed", async () => {
     const shipped = loadOne("operations/lifecycle.yaml").metadata!.name!;
     const op = await waitFor(`an Operation of CronOperation ${shipped} Succeeded`, async () => {
-      const res = await c.request("GET", `/apis/ops.crossplane.io/v1alpha1/operations?labelSelector=ops.crossplane.io/cronoperation=${shipped}`);
-      return (res.body?.items ?? []).find((o: Obj) => condition(o, "Succeeded")?.status === "True");
+      return (await operationsOf(c, shipped)).find((o) => condition(o, "Succeeded")?.status === "True");
     }, 150_000, 2000);
     expect(op.status.pipeline?.[0]?.step).toBe("lifecycle");
   });
@@ -132,8 +122,7 @@ describe("the lifecycle, run by Crossplane Operations", () => {
     expect(columns["IDLE-SINCE"]).toMatch(/^\d+[smh]/);
     log(`lc-idle Suspended: ${suspended.status.message}; kubectl get prints ${JSON.stringify(columns)}`);
 
-    const ops = await c.request("GET", `/apis/ops.crossplane.io/v1alpha1/operations?labelSelector=ops.crossplane.io/cronoperation=${CRON.metadata!.name}`);
-    suspendedOp = (ops.body.items as Obj[]).find((o) => (o.status?.appliedResourceRefs ?? []).some((r: { name: string }) => r.name === IDLE.metadata!.name))!;
+    suspendedOp = (await operationsOf(c, CRON.metadata!.name!)).find((o) => (o.status?.appliedResourceRefs ?? []).some((r: { name: string }) => r.name === IDLE.metadata!.name))!;
     expect(suspendedOp, "the Operation that applied the suspension").toBeDefined();
     expect(condition(suspendedOp, "Succeeded")?.status).toBe("True");
     const output = suspendedOp.status.pipeline[0].output;

@@ -324,6 +324,26 @@ export async function standInRunning(c: Cluster, o: Obj): Promise<void> {
   await c.patchStatus(o.apiVersion!, o.kind!, o.metadata!.name!, o.metadata!.namespace, status(new Date().toISOString().replace(/\.\d+Z$/, "Z")));
 }
 
+/**
+ * The shipped lifecycle CronOperation (operations/lifecycle.yaml) under another name, with time
+ * compressed through its input and its workspaces narrowed by the requirement's own selector
+ * (a label or a name), so a test's rules act on that test's workspaces alone.
+ */
+export function compressedLifecycle(name: string, secondsPerMinute: number, workspaces: { matchLabels: Record<string, string> } | { name: string }): Obj {
+  const op = structuredClone(loadOne("operations/lifecycle.yaml"));
+  op.metadata = { name };
+  const step = op.spec.operationTemplate.spec.pipeline[0];
+  step.input.secondsPerMinute = secondsPerMinute;
+  Object.assign(step.requirements.requiredResources.find((r: { requirementName: string }) => r.requirementName === "workspaces"), workspaces);
+  return op;
+}
+
+/** The Operations a CronOperation has made, newest last. */
+export async function operationsOf(c: Cluster, cronOperation: string): Promise<Obj[]> {
+  const res = await c.request("GET", `/apis/ops.crossplane.io/v1alpha1/operations?labelSelector=ops.crossplane.io/cronoperation=${cronOperation}`);
+  return ((res.body?.items ?? []) as Obj[]).sort((a, b) => String(a.metadata?.creationTimestamp).localeCompare(String(b.metadata?.creationTimestamp)));
+}
+
 export const ref = (o: Obj) => `${o.kind} ${o.metadata?.namespace ? `${o.metadata.namespace}/` : ""}${o.metadata?.name}`;
 
 // ---------------------------------------------------------------------------------------------

@@ -8,7 +8,8 @@ import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { classPermitsInEffect, condition, printedColumns, sleep, undoneByCrossplane, waitFor, type Obj } from "../conformance/setup.js";
+import { classPermitsInEffect, compressedLifecycle, condition, operationsOf, printedColumns, sleep, undoneByCrossplane, waitFor, type Obj } from "../conformance/setup.js";
+import { LAST_ACTIVITY, SUSPENDED_AT } from "../../functions/berth/lifecycle/signals.js";
 import { startLiveCluster, type LiveCluster } from "./cluster.js";
 import { CROSSPLANE_NAMESPACE, FUNCTION_NAME, rollOutFunction } from "./operator-install.js";
 import { shippedRuntime } from "../../image/shipped.js";
@@ -560,6 +561,55 @@ describe("an ExecutionWorkspace on the agent-sandbox class (the Sandbox controll
     allowed(after, "reading after resume");
     expect(after.out.content).toBe(first.out.content);
   });
+
+  it("Berth's lifecycle Operation suspends it when idle; activity resumes it at once, a new pod reading the same files", async () => {
+    // The shipped CronOperation came in the Configuration package and runs Berth's function,
+    // pulled from the registry, with the operation capability its package declares.
+    const shipped = await waitFor("an Operation of berth-lifecycle Succeeded", async () => (await operationsOf(live.cluster, "berth-lifecycle")).find((o) => condition(o, "Succeeded")?.status === "True"), 150_000, 2000);
+    expect(shipped.status.pipeline?.[0]?.step).toBe("lifecycle");
+    const before = await probe(sessionPod, ["read", "/workspace/kept"]);
+    const uidBefore = (await pod(SESSION.ns, "workspace"))!.metadata!.uid;
+    const pvc = (await live.cluster.get("v1", "PersistentVolumeClaim", "workspace", SESSION.ns))!.metadata!.uid;
+    const signal = () => live.cluster.mergePatch({ apiVersion: "workspaces.berth.dev/v1alpha1", kind: "ExecutionWorkspace", metadata: { name: SESSION.name, annotations: { [LAST_ACTIVITY]: new Date().toISOString().replace(/\.\d+Z$/, "Z") } } });
+
+    // The class allows 15 idle minutes; a minute lasts a second here, for this workspace alone.
+    const cron = compressedLifecycle("berth-lifecycle-live", 1, { name: SESSION.name });
+    await signal();
+    await live.cluster.apply(cron);
+    try {
+      const t = Date.now();
+      const xr = await waitFor(`${SESSION.name} suspended by the idle rule`, async () => {
+        const x = await live.cluster.get("workspaces.berth.dev/v1alpha1", "ExecutionWorkspace", SESSION.name);
+        return x?.metadata?.annotations?.[SUSPENDED_AT] !== undefined && x;
+      }, 150_000, 1000);
+      await waitFor("Sandbox Suspended", async () => (await live.cluster.get("agents.x-k8s.io/v1beta1", "Sandbox", "workspace", SESSION.ns))?.spec.operatingMode === "Suspended", 60_000);
+      expect(await reconcileSandbox(SESSION.ns)).toBe("suspended");
+      expect(await pod(SESSION.ns, "workspace")).toBeUndefined();
+      const suspended = await waitFor(`${SESSION.name} phase Suspended`, async () => {
+        const x = await live.cluster.get("workspaces.berth.dev/v1alpha1", "ExecutionWorkspace", SESSION.name);
+        return x?.status?.phase === "Suspended" && x;
+      }, 60_000);
+      expect(suspended.status.reason).toBe("IdleTimeout");
+      say(`idle rule: ${SESSION.name} suspended at ${xr.metadata!.annotations![SUSPENDED_AT]}, ${((Date.now() - t) / 1000).toFixed(1)} s after the compressed CronOperation was applied; pod gone, PVC kept`);
+    } finally {
+      await live.cluster.delete("ops.crossplane.io/v1alpha1", "CronOperation", cron.metadata!.name!);
+    }
+
+    const t = Date.now();
+    await signal();
+    await waitFor("Sandbox Running", async () => (await live.cluster.get("agents.x-k8s.io/v1beta1", "Sandbox", "workspace", SESSION.ns))?.spec.operatingMode === "Running", 60_000, 250);
+    const resumedIn = (Date.now() - t) / 1000;
+    expect(await reconcileSandbox(SESSION.ns)).toBe("running");
+    await containerRunning(SESSION.ns, "workspace", "runtime");
+    await waitFor(`${SESSION.name} phase Ready`, async () => (await live.cluster.get("workspaces.berth.dev/v1alpha1", "ExecutionWorkspace", SESSION.name))?.status?.phase === "Ready", 120_000);
+    expect((await pod(SESSION.ns, "workspace"))!.metadata!.uid).not.toBe(uidBefore);
+    expect((await live.cluster.get("v1", "PersistentVolumeClaim", "workspace", SESSION.ns))!.metadata!.uid, "the same volume").toBe(pvc);
+    const after = await probe(sessionPod, ["read", "/workspace/kept"]);
+    allowed(after, "reading after the idle rule's suspend and the resume");
+    expect(after.out.content).toBe(before.out.content);
+    say(`activity resumed ${SESSION.name}: Sandbox Running ${resumedIn.toFixed(1)} s after the annotation, Ready with the same files ${((Date.now() - t) / 1000).toFixed(1)} s after`);
+    expect(resumedIn, "reconciled by the annotation change, not by a requeue").toBeLessThan(15);
+  }, 360_000);
 });
 
 describe("upgrades", () => {
