@@ -1,4 +1,4 @@
-import { LAST_ACTIVITY, SUSPENDED_AT, SUSPENDED_BY } from "../functions/berth/lifecycle/signals.js";
+import { DETACHED_AT, LAST_ACTIVITY, SUSPENDED_AT, SUSPENDED_BY } from "../functions/berth/lifecycle/signals.js";
 import type { KubeObject } from "../functions/berth/model.js";
 import { type Case, fatalCase, requirement } from "./cases.js";
 import {
@@ -55,6 +55,13 @@ const VOLUME_SNAPSHOT_CONTENT: KubeObject = {
 function suspendedByTheIdleRule(annotations: Record<string, string>): KubeObject {
   return edited(EW_SANDBOX, (w) => {
     w.metadata = { ...w.metadata!, creationTimestamp: "2026-12-01T08:00:00Z", annotations: { [SUSPENDED_AT]: "2026-12-01T09:30:00Z", [SUSPENDED_BY]: "IdleTimeout", ...annotations } };
+  });
+}
+
+/** A workspace created at 08:00 whose session detached at 10:00. */
+function detached(w: KubeObject): KubeObject {
+  return edited(w, (x) => {
+    x.metadata = { ...x.metadata!, creationTimestamp: "2026-12-01T08:00:00Z", annotations: { [LAST_ACTIVITY]: "2026-12-01T09:55:00Z", [DETACHED_AT]: "2026-12-01T10:00:00Z" } };
   });
 }
 
@@ -134,6 +141,33 @@ export const EXECUTION_CASES: Case[] = [
       observed: { namespace: existingNamespace(EW_SANDBOX), runtime: observedSandbox("Running", true) },
     }),
     want: { golden: "execution-ephemeral-not-suspended" },
+  },
+  {
+    name: "DetachAppliesTheClassDefaultSuspend",
+    reason: "The session detached and the class's default onDetach is Suspend: the runtime stops, the volume stays, and status says why and how to resume.",
+    req: request(detached(EW_SANDBOX), {
+      required: SANDBOX_REQUIRED,
+      observed: { namespace: existingNamespace(EW_SANDBOX), runtime: observedSandbox("Running", true) },
+    }),
+    want: { golden: "execution-detached-suspend" },
+  },
+  {
+    name: "DetachWithKeepKeepsItRunning",
+    reason: "onDetach Keep (permitted by the class) changes nothing but the record of the detach.",
+    req: request(detached(edited(EW_SANDBOX, (w: any) => (w.spec.onDetach = "Keep"))), {
+      required: { ...SANDBOX_REQUIRED, class: [edited(CLASS_SANDBOX, (c: any) => (c.spec.lifecycle.onDetach.allowed = ["Suspend", "Delete", "Keep"]))] },
+      observed: { namespace: existingNamespace(EW_SANDBOX), runtime: observedSandbox("Running", true) },
+    }),
+    want: { golden: "execution-detached-keep" },
+  },
+  {
+    name: "DetachWithDeleteRemovesEverythingItOwns",
+    reason: "onDetach Delete renders nothing, so Crossplane removes the runtime, the Namespace and the volume; the XR stays and says so until GitOps removes it.",
+    req: request(detached(edited(EW_SANDBOX, (w: any) => (w.spec.onDetach = "Delete"))), {
+      required: SANDBOX_REQUIRED,
+      observed: { namespace: existingNamespace(EW_SANDBOX), runtime: observedSandbox("Running", true) },
+    }),
+    want: { golden: "execution-detached-delete" },
   },
   {
     name: "RestoreIntoANewWorkspace",

@@ -6,7 +6,7 @@
 // touched, and an activity signal resumes the suspended one at once (its annotation change
 // reconciles it; nothing waits for the Operation or the composition's requeue).
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { LAST_ACTIVITY, SUSPENDED_AT, SUSPENDED_BY } from "../../functions/berth/lifecycle/signals.js";
+import { DETACHED_AT, LAST_ACTIVITY, SUSPENDED_AT, SUSPENDED_BY } from "../../functions/berth/lifecycle/signals.js";
 import { classPermitsInEffect, Cluster, compressedLifecycle, condition, hasRunningStatus, load, loadOne, type Obj, operationsOf, printedColumns, standInRunning, waitFor } from "./setup.js";
 
 const c = new Cluster(inject("kubeconfig"));
@@ -34,12 +34,19 @@ function workspace(name: string, cls: Obj): Obj {
 const IDLE = workspace("lc-idle", DURABLE);
 const BUSY = workspace("lc-busy", DURABLE);
 const SCRATCH = workspace("lc-scratch", EPHEMERAL);
+// Out of the compressed CronOperation's reach (no label): the detach signal alone acts on them.
+const AWAY = { ...workspace("lc-away", DURABLE), metadata: { name: "lc-away" } };
+const GONE = { ...workspace("lc-gone", DURABLE), metadata: { name: "lc-gone" } };
+GONE.spec.onDetach = "Delete";
+const ALL = [IDLE, BUSY, SCRATCH, AWAY, GONE];
 
 const CRON = compressedLifecycle("berth-lifecycle-conformance", 1, { matchLabels: LABEL });
 
 const ew = (name: string) => c.get(API, "ExecutionWorkspace", name);
 const sandboxOf = (name: string) => c.get(SANDBOX_API, "Sandbox", "workspace", `ws-${name}`);
 const nowRFC3339 = () => new Date().toISOString().replace(/\.\d+Z$/, "Z");
+/** A second past now: activity must be after a detach written within the same second. */
+const nowRFC3339Later = () => new Date(Date.now() + 1000).toISOString().replace(/\.\d+Z$/, "Z");
 
 /** Stands in for the node and agent-sandbox: every composed object that has a running status gets it. */
 async function runningStandIn(name: string): Promise<void> {
@@ -69,21 +76,21 @@ describe("the lifecycle, run by Crossplane Operations", () => {
       await waitFor(`ExecutionWorkspaceClass ${cls.metadata!.name} Ready`, async () => condition(await c.getOf(cls), "Ready")?.status === "True", 120_000);
       await classPermitsInEffect(c, cls.metadata!.name!);
     }
-    for (const w of [IDLE, BUSY, SCRATCH]) await c.apply(w);
-    for (const w of [IDLE, BUSY, SCRATCH]) await phaseOf(w.metadata!.name!, "Ready", 120_000);
+    for (const w of ALL) await c.apply(w);
+    for (const w of ALL) await phaseOf(w.metadata!.name!, "Ready", 120_000);
     // Whatever drives lc-busy's agent reports activity every few seconds.
     const signal = () => c.mergePatch({ apiVersion: API, kind: "ExecutionWorkspace", metadata: { name: BUSY.metadata!.name!, annotations: { [LAST_ACTIVITY]: nowRFC3339() } } }).catch(() => undefined);
     await signal();
     keepBusy = setInterval(signal, 5000);
     await c.apply(CRON);
     cronAppliedAt = Date.now();
-    log("three workspaces Ready; CronOperation berth-lifecycle-conformance applied (every minute, secondsPerMinute 1, idleTimeoutMinutes 20)");
+    log("five workspaces Ready; CronOperation berth-lifecycle-conformance applied (every minute, secondsPerMinute 1, idleTimeoutMinutes 20)");
   });
 
   afterAll(async () => {
     clearInterval(keepBusy);
     await c.delete(OPS, "CronOperation", CRON.metadata!.name!).catch(() => undefined);
-    for (const w of [IDLE, BUSY, SCRATCH]) await c.delete(API, "ExecutionWorkspace", w.metadata!.name!).catch(() => undefined);
+    for (const w of ALL) await c.delete(API, "ExecutionWorkspace", w.metadata!.name!).catch(() => undefined);
   });
 
   it("the shipped CronOperation runs Berth's function every minute and its Operations succeed", async () => {
@@ -168,5 +175,38 @@ describe("the lifecycle, run by Crossplane Operations", () => {
     expect((await c.get("v1", "PersistentVolumeClaim", "workspace", `ws-${name}`))?.metadata?.uid, "the same volume").toBe(pvc?.metadata?.uid);
     log(`lc-idle resumed by activity: Sandbox Running ${resumedIn.toFixed(1)} s after the annotation, then Resuming, then Ready (${((Date.now() - t) / 1000).toFixed(1)} s)`);
     expect(resumedIn, "reconciled by the annotation change, not by a requeue").toBeLessThan(15);
+  });
+
+  it("a detach applies the workspace's onDetach action at once: Suspend stops the runtime and keeps the volume, Delete removes everything it owned", async () => {
+    const pvc = await c.get("v1", "PersistentVolumeClaim", "workspace", "ws-lc-away");
+    const t = Date.now();
+    for (const w of [AWAY, GONE]) await c.mergePatch({ apiVersion: API, kind: "ExecutionWorkspace", metadata: { name: w.metadata!.name!, annotations: { [DETACHED_AT]: nowRFC3339() } } });
+    await waitFor("lc-away's Sandbox operatingMode Suspended", async () => (await sandboxOf("lc-away"))?.spec.operatingMode === "Suspended", 30_000, 250);
+    const suspendedIn = (Date.now() - t) / 1000;
+    await c.patchStatus(SANDBOX_API, "Sandbox", "workspace", "ws-lc-away", { conditions: [{ type: "Ready", status: "False", reason: "StandIn", message: "suspended", lastTransitionTime: nowRFC3339() }] });
+    const away = await waitFor("lc-away phase Suspended", async () => {
+      const x = await ew("lc-away");
+      return x?.status?.phase === "Suspended" && x;
+    }, 60_000);
+    expect(away.status.reason).toBe("Detached");
+    expect(away.status.message).toContain("the session detached at");
+    expect(away.status.message).toContain("onDetach action is Suspend");
+    expect((await c.get("v1", "PersistentVolumeClaim", "workspace", "ws-lc-away"))?.metadata?.uid, "the same volume").toBe(pvc?.metadata?.uid);
+
+    await waitFor("Namespace ws-lc-gone removed", async () => (await c.get("v1", "Namespace", "ws-lc-gone")) === undefined, 150_000, 1000);
+    const goneIn = (Date.now() - t) / 1000;
+    const gone = await waitFor("lc-gone phase Detached, Synced", async () => {
+      const x = await ew("lc-gone");
+      return x?.status?.phase === "Detached" && condition(x, "Synced")?.status === "True" && x;
+    }, 60_000);
+    expect(gone.status.reason).toBe("DeletedOnDetach");
+    expect(gone.spec.crossplane?.resourceRefs ?? []).toEqual([]);
+    log(`detached: lc-away's Sandbox Suspended ${suspendedIn.toFixed(1)} s after the annotation (reason Detached, the same PVC); lc-gone's Namespace and everything in it gone ${goneIn.toFixed(1)} s after (phase Detached, reason DeletedOnDetach)`);
+    expect(suspendedIn, "reconciled by the annotation change, not by a requeue").toBeLessThan(15);
+
+    // A new session attaching (activity after the detach) resumes the suspended one.
+    await c.mergePatch({ apiVersion: API, kind: "ExecutionWorkspace", metadata: { name: "lc-away", annotations: { [LAST_ACTIVITY]: nowRFC3339Later() } } });
+    await waitFor("lc-away's Sandbox operatingMode Running", async () => (await sandboxOf("lc-away"))?.spec.operatingMode === "Running", 30_000, 250);
+    expect((await phaseOf("lc-away", "Ready", 60_000)).status.lifecycle.detachedAt, "the detach no longer holds").toBeUndefined();
   });
 });

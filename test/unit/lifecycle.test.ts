@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { runFunction } from "../../functions/berth/function.js";
 import { suspendRefusal } from "../../functions/berth/lifecycle/rules.js";
-import { LAST_ACTIVITY, lifecycleSignals, SUSPENDED_AT, SUSPENDED_BY } from "../../functions/berth/lifecycle/signals.js";
+import { DETACHED_AT, LAST_ACTIVITY, lifecycleSignals, SUSPENDED_AT, SUSPENDED_BY } from "../../functions/berth/lifecycle/signals.js";
 import { executionWorkspaceClassSchema } from "../../functions/berth/schema/documents.js";
 import { CLASS_SANDBOX, EW_SANDBOX, edited } from "../fixtures.js";
 import { lifecycleCases } from "../lifecycle-cases.js";
@@ -47,6 +47,12 @@ describe("the lifecycle signals", () => {
     expect(at({ ...suspended, [LAST_ACTIVITY]: "2026-12-01T09:10:00Z" }).suspended).toBeDefined();
     expect(at({ ...suspended, [LAST_ACTIVITY]: "2026-12-01T09:30:00Z" }).suspended).toBeDefined();
     expect(at({ ...suspended, [LAST_ACTIVITY]: "2026-12-01T09:30:01Z" }).suspended).toBeUndefined();
+  });
+
+  it("a detach holds until activity after it: a new session attaching", () => {
+    expect(at({ [DETACHED_AT]: "2026-12-01T09:30:00Z", [LAST_ACTIVITY]: "2026-12-01T09:29:00Z" }).detached).toEqual(new Date("2026-12-01T09:30:00Z"));
+    expect(at({ [DETACHED_AT]: "2026-12-01T09:30:00Z", [LAST_ACTIVITY]: "2026-12-01T09:31:00Z" }).detached).toBeUndefined();
+    expect(at({ [DETACHED_AT]: "never" }).detached).toBeUndefined();
   });
 
   it("an unparseable time is ignored: it neither suspends nor holds a workspace", () => {

@@ -119,8 +119,31 @@ function lifecycleStatus(signals: LifecycleSignals, expiresAt: string | undefine
     ...(signals.lastActivity ? { lastActivity: rfc3339(signals.lastActivity) } : {}),
     ...(expiresAt ? { expiresAt } : {}),
     ...(byRule ? { suspendedAt: rfc3339(byRule.at), suspendedBy: byRule.rule } : {}),
+    ...(signals.detached ? { detachedAt: rfc3339(signals.detached) } : {}),
   };
   return Object.keys(lifecycle).length > 0 ? { lifecycle } : {};
+}
+
+/**
+ * The session detached and the workspace's onDetach action is Delete: nothing is rendered, so
+ * Crossplane removes everything the workspace owned, as if its document had been deleted (the
+ * class's deletion policy for volumes applies the same way). The XR stays, saying so, until
+ * GitOps removes it; activity after the detach would provision it afresh.
+ */
+function deletedOnDetach(requirements: Verdict["requirements"], status: ExecutionWorkspaceStatus, signals: LifecycleSignals, expiresAt: string | undefined): Verdict {
+  return {
+    type: "rendered",
+    requirements,
+    resources: {},
+    status: {
+      ...status,
+      phase: "Detached",
+      reason: "DeletedOnDetach",
+      message: `the session detached at ${rfc3339(signals.detached!)} and the workspace's onDetach action is Delete: its runtime, Namespace and volume are removed; delete this document, or set the annotation ${LAST_ACTIVITY} to a later time to provision it afresh`,
+      ...lifecycleStatus(signals, expiresAt, undefined),
+    },
+    warnings: [],
+  };
 }
 
 /** A sandbox that has stopped after a suspend: its Suspended mode applied and no pod running. */
@@ -139,7 +162,7 @@ function sandboxHealth(observed: Observed, desiredState: "Ready" | "Suspended", 
   if (desiredState === "Suspended") {
     const stopped = sandboxStopped(sandbox);
     if (byRule !== undefined) {
-      const acted = `Berth's ${byRule.rule} rule suspended the workspace at ${rfc3339(byRule.at)}`;
+      const acted = byRule.rule === "Detached" ? `the session detached at ${rfc3339(byRule.at)} and the workspace's onDetach action is Suspend` : `Berth's ${byRule.rule} rule suspended the workspace at ${rfc3339(byRule.at)}`;
       const resume = `set the annotation ${LAST_ACTIVITY} to the current time to resume`;
       return stopped
         ? { phase: "Suspended", reason: byRule.rule, message: `${acted}: the runtime is stopped, the files are kept; ${resume}` }
@@ -188,6 +211,9 @@ export const renderExecutionWorkspace: CompositeRenderer = (observed): Verdict =
 
   const g = grant(spec, spec.classRef.name, cls.spec);
   if (g.type !== "granted") return stalled(observed, required.requirements, g, status);
+  const signals = lifecycleSignals(observed.composite);
+  const shutdown = shutdownTime(observed.composite, cls.spec.lifecycle.maxLifetimeMinutes);
+  if (signals.detached !== undefined && g.onDetach === "Delete") return deletedOnDetach(required.requirements, status, signals, shutdown);
 
   const profile = resolveProfile(cls.spec.profileRef.name, required);
   if (profile.type !== "found") return stalled(observed, required.requirements, profile, status);
@@ -256,11 +282,11 @@ export const renderExecutionWorkspace: CompositeRenderer = (observed): Verdict =
     { name: "BERTH_IDLE_TIMEOUT_MINUTES", value: String(cls.spec.lifecycle.idleTimeoutMinutes) },
     { name: "BERTH_ON_DETACH", value: g.onDetach },
   ];
-  const shutdown = shutdownTime(observed.composite, cls.spec.lifecycle.maxLifetimeMinutes);
-  // A suspension by Berth's lifecycle Operation holds until activity after it, and only where
-  // the class permits suspend: the composition checks again rather than trust the annotation.
-  const signals = lifecycleSignals(observed.composite);
-  const byRule = signals.suspended !== undefined && suspendRefusal(spec.classRef.name, cls.spec) === undefined ? signals.suspended : undefined;
+  // A suspension by Berth's lifecycle Operation, or a detach whose action is Suspend, holds until
+  // activity after it, and only where the class permits suspend: the composition checks again
+  // rather than trust an annotation.
+  const suspension = signals.suspended ?? (signals.detached !== undefined && g.onDetach === "Suspend" ? { at: signals.detached, rule: "Detached" } : undefined);
+  const byRule = suspension !== undefined && suspendRefusal(spec.classRef.name, cls.spec) === undefined ? suspension : undefined;
   const desiredState = byRule !== undefined ? "Suspended" : spec.desiredState;
   if (cls.spec.provider === "agent-sandbox") {
     objects.runtime = renderSandbox(namespaceProfile, {

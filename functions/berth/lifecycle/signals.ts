@@ -7,6 +7,8 @@ import type { KubeObject } from "../model.js";
 
 /** When the workspace last did work for its user (RFC 3339), written by whatever drives the agent. */
 export const LAST_ACTIVITY = "lifecycle.berth.dev/last-activity";
+/** When the session ended (RFC 3339), written by whatever drives the agent: the class's onDetach action applies. */
+export const DETACHED_AT = "lifecycle.berth.dev/detached-at";
 /** Written by Berth's lifecycle Operation, never by people: when it suspended the workspace. */
 export const SUSPENDED_AT = "lifecycle.berth.dev/suspended-at";
 /** Written with SUSPENDED_AT: which of Berth's rules acted. */
@@ -20,6 +22,8 @@ export interface LifecycleSignals {
   lastActivity?: Date;
   /** A suspension by one of Berth's rules that no later activity has lifted. */
   suspended?: { at: Date; rule: string };
+  /** A detach that no later activity (a new session attaching) has lifted. */
+  detached?: Date;
 }
 
 function timeOf(value: unknown): Date | undefined {
@@ -43,11 +47,14 @@ export function lifecycleSignals(workspace: KubeObject): LifecycleSignals {
   const annotations = metadata.annotations ?? {};
   const activity = timeOf(annotations[LAST_ACTIVITY]);
   const lastActivity = later(activity, timeOf(metadata.creationTimestamp));
-  const at = timeOf(annotations[SUSPENDED_AT]);
-  // Activity after the suspension is the resume: the suspension stays recorded but no longer holds.
-  const held = at !== undefined && !(activity !== undefined && activity > at);
+  // Activity after a suspension or a detach lifts it (a resume, a new session): the annotation
+  // stays as a record but no longer holds.
+  const holds = (t: Date | undefined): t is Date => t !== undefined && !(activity !== undefined && activity > t);
+  const suspendedAt = timeOf(annotations[SUSPENDED_AT]);
+  const detachedAt = timeOf(annotations[DETACHED_AT]);
   return {
     ...(lastActivity ? { lastActivity } : {}),
-    ...(held ? { suspended: { at, rule: annotations[SUSPENDED_BY] ?? "Unknown" } } : {}),
+    ...(holds(suspendedAt) ? { suspended: { at: suspendedAt, rule: annotations[SUSPENDED_BY] ?? "Unknown" } } : {}),
+    ...(holds(detachedAt) ? { detached: detachedAt } : {}),
   };
 }

@@ -4,7 +4,7 @@ import { z } from "zod";
 // never prunes a field the function sets.
 
 /** Provider-neutral health of a workspace's objects right now. */
-export const phase = z.enum(["Pending", "Provisioning", "Ready", "Suspending", "Suspended", "Resuming", "Failed", "Deleting"]);
+export const phase = z.enum(["Pending", "Provisioning", "Ready", "Suspending", "Suspended", "Resuming", "Detached", "Failed", "Deleting"]);
 
 const health = {
   phase: phase.optional(),
@@ -82,7 +82,8 @@ export const workspaceLifecycleSchema = z
     lastActivity: z.string().max(64).optional().describe("The later of the last activity signal (annotation lifecycle.berth.dev/last-activity) and the workspace's creation: idle since then."),
     expiresAt: z.string().max(64).optional().describe("When the class's maximum lifetime ends."),
     suspendedAt: z.string().max(64).optional().describe("When one of Berth's rules suspended the workspace; cleared by activity after it."),
-    suspendedBy: z.string().max(64).optional().describe("The rule that suspended it, e.g. IdleTimeout."),
+    suspendedBy: z.string().max(64).optional().describe("The rule that suspended it: IdleTimeout, or Detached (the onDetach action Suspend)."),
+    detachedAt: z.string().max(64).optional().describe("When the session detached (annotation lifecycle.berth.dev/detached-at); cleared by activity after it."),
   })
   .describe("What Berth's lifecycle rules read and did.");
 
