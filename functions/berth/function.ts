@@ -4,6 +4,8 @@ import {
   type Resource,
   type RunFunctionRequest,
   type RunFunctionResponse,
+  Status,
+  Target,
   to,
   warning,
 } from "@crossplane-org/function-sdk-typescript";
@@ -74,6 +76,13 @@ export function respond(req: RunFunctionRequest, verdict: Verdict, ttls: Respons
     },
     resources: desired,
   };
+  rsp.conditions = (verdict.conditions ?? []).map((c) => ({
+    type: c.type,
+    status: c.status ? Status.STATUS_CONDITION_TRUE : Status.STATUS_CONDITION_FALSE,
+    reason: c.reason,
+    message: c.message,
+    target: Target.TARGET_COMPOSITE,
+  }));
   for (const message of verdict.warnings) warning(rsp, message);
   return rsp;
 }

@@ -1,3 +1,5 @@
+import type { WorkspaceCondition } from "./conditions.js";
+
 /**
  * The shapes that flow through a render: what Crossplane observed, what Berth asks it to
  * fetch, and what Berth wants to exist. They are plain data so that every rule can be tested
@@ -51,6 +53,8 @@ export type Verdict =
       status: Record<string, unknown>;
       /** Overrides the XR's readiness; otherwise Crossplane derives it from the resources. */
       compositeReady?: boolean;
+      /** Berth's own conditions on the XR (see conditions.ts). */
+      conditions?: WorkspaceCondition[];
       warnings: string[];
     }
   | { type: "fatal"; requirements: Record<string, Requirement>; message: string };

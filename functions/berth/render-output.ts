@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { Ready, type RunFunctionResponse, Severity } from "@crossplane-org/function-sdk-typescript";
+import { Ready, type RunFunctionResponse, Severity, Status } from "@crossplane-org/function-sdk-typescript";
 import { goYAML } from "./go-yaml.js";
 import type { KubeObject } from "./model.js";
 
@@ -34,8 +34,17 @@ function someNames(names: string[]): string {
   return sorted.join(", ");
 }
 
-function condition(type: string, status: "True" | "False", reason: string, message?: string) {
+function condition(type: string, status: "True" | "False" | "Unknown", reason: string, message?: string) {
   return { lastTransitionTime: RENDER_TIME, ...(message ? { message } : {}), reason, status, type };
+}
+
+/**
+ * The function's own conditions, in the order it sent them. Crossplane sets them while it
+ * handles the composition's result: after Responsive, before Synced and Ready.
+ */
+function functionConditions(response: RunFunctionResponse) {
+  const word = (s: Status) => (s === Status.STATUS_CONDITION_TRUE ? "True" : s === Status.STATUS_CONDITION_FALSE ? "False" : "Unknown");
+  return (response.conditions ?? []).map((c) => condition(c.type, word(c.status), c.reason, c.message));
 }
 
 /** The XR's Ready condition, as Crossplane derives it from the function's readiness answers. */
@@ -94,6 +103,7 @@ export function renderOutput(xr: KubeObject, response: RunFunctionResponse, opti
         ...status,
         conditions: [
           condition("Responsive", "True", "WatchCircuitClosed"),
+          ...functionConditions(response),
           condition("Synced", "True", "ReconcileSuccess"),
           readyCondition(response),
         ],

@@ -112,7 +112,7 @@ rendered.forEach((output, i) => {
 // 3. xpkg build -----------------------------------------------------------------------------
 const configurationRoot = join(dir, "configuration");
 mkdirSync(configurationRoot);
-for (const p of ["crossplane.yaml", "apis", "compositions", "examples"]) cpSync(p, join(configurationRoot, basename(p)), { recursive: true });
+for (const p of ["crossplane.yaml", "apis", "compositions", "operations", "examples"]) cpSync(p, join(configurationRoot, basename(p)), { recursive: true });
 const configuration = run(["xpkg", "build", "-f", configurationRoot, "--examples-root", join(configurationRoot, "examples"), "-o", join(dir, "configuration-berth.xpkg")]);
 outcome(configuration.ok, "crossplane xpkg build: configuration-berth", configuration.out);
 // The Function package carries its runtime image: the one image/build.ts builds without Docker.

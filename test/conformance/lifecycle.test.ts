@@ -124,6 +124,11 @@ describe("the lifecycle, run by Crossplane Operations", () => {
     expect(suspended.status.reason).toBe("IdleTimeout");
     expect(suspended.status.message).toContain(`Berth's IdleTimeout rule suspended the workspace at ${at}`);
     expect(suspended.status.lifecycle).toMatchObject({ suspendedAt: at, suspendedBy: "IdleTimeout" });
+    // Berth's own conditions, set through the function's response, beside Crossplane's.
+    expect(condition(suspended, "Suspended")).toMatchObject({ status: "True", reason: "IdleTimeout" });
+    expect(condition(suspended, "ClassBound")).toMatchObject({ status: "True", reason: "Bound" });
+    expect(condition(suspended, "EgressResolved")?.status).toBe("True");
+    expect(condition(suspended, "CapacityEnforced")?.status).toBe("True");
     const columns = await printedColumns(c, API, "ExecutionWorkspace", IDLE.metadata!.name!);
     expect(columns).toMatchObject({ PHASE: "Suspended", REASON: "IdleTimeout" });
     expect(columns["IDLE-SINCE"]).toMatch(/^\d+[smh]/);
@@ -172,6 +177,7 @@ describe("the lifecycle, run by Crossplane Operations", () => {
     expect(resuming.status.lifecycle.suspendedAt, "activity after the suspension lifts it").toBeUndefined();
     const ready = await phaseOf(name, "Ready", 60_000);
     expect(ready.status.reason).toBe("Available");
+    expect(condition(ready, "Suspended")).toMatchObject({ status: "False", reason: "Running" });
     expect((await c.get("v1", "PersistentVolumeClaim", "workspace", `ws-${name}`))?.metadata?.uid, "the same volume").toBe(pvc?.metadata?.uid);
     log(`lc-idle resumed by activity: Sandbox Running ${resumedIn.toFixed(1)} s after the annotation, then Resuming, then Ready (${((Date.now() - t) / 1000).toFixed(1)} s)`);
     expect(resumedIn, "reconciled by the annotation change, not by a requeue").toBeLessThan(15);

@@ -109,6 +109,14 @@ async function listen(port: number): Promise<number> {
   return address.port;
 }
 
+/** Stands in for the agent-sandbox controller's report: the Sandbox Ready while its pod runs, not Ready once stopped. */
+async function reportSandbox(ns: string, ready: boolean): Promise<void> {
+  const now = new Date().toISOString().replace(/\.\d+Z$/, "Z");
+  await live.cluster.patchStatus("agents.x-k8s.io/v1beta1", "Sandbox", "workspace", ns, {
+    conditions: [{ type: "Ready", status: ready ? "True" : "False", reason: ready ? "StandIn" : "Suspended", message: "the live suite stands in for agent-sandbox", lastTransitionTime: now }],
+  });
+}
+
 /** Stands in for the agent-sandbox controller: the Pod it makes from a Sandbox's podTemplate, or none while suspended. */
 async function reconcileSandbox(ns: string): Promise<"running" | "suspended"> {
   const sandbox = await live.cluster.get("agents.x-k8s.io/v1beta1", "Sandbox", "workspace", ns);
@@ -571,6 +579,15 @@ describe("an ExecutionWorkspace on the agent-sandbox class (the Sandbox controll
     const uidBefore = (await pod(SESSION.ns, "workspace"))!.metadata!.uid;
     const pvc = (await live.cluster.get("v1", "PersistentVolumeClaim", "workspace", SESSION.ns))!.metadata!.uid;
     const signal = () => live.cluster.mergePatch({ apiVersion: "workspaces.berth.dev/v1alpha1", kind: "ExecutionWorkspace", metadata: { name: SESSION.name, annotations: { [LAST_ACTIVITY]: new Date().toISOString().replace(/\.\d+Z$/, "Z") } } });
+    const phase = (want: string) =>
+      waitFor(`${SESSION.name} phase ${want}`, async () => {
+        const x = await live.cluster.get("workspaces.berth.dev/v1alpha1", "ExecutionWorkspace", SESSION.name);
+        return x?.status?.phase === want && x;
+      }, 120_000);
+    // Only a running workspace is judged idle: its pod runs, and the Sandbox says so.
+    await containerRunning(SESSION.ns, "workspace", "runtime");
+    await reportSandbox(SESSION.ns, true);
+    await phase("Ready");
 
     // The class allows 15 idle minutes; a minute lasts a second here, for this workspace alone.
     const cron = compressedLifecycle("berth-lifecycle-live", 1, { name: SESSION.name });
@@ -585,10 +602,8 @@ describe("an ExecutionWorkspace on the agent-sandbox class (the Sandbox controll
       await waitFor("Sandbox Suspended", async () => (await live.cluster.get("agents.x-k8s.io/v1beta1", "Sandbox", "workspace", SESSION.ns))?.spec.operatingMode === "Suspended", 60_000);
       expect(await reconcileSandbox(SESSION.ns)).toBe("suspended");
       expect(await pod(SESSION.ns, "workspace")).toBeUndefined();
-      const suspended = await waitFor(`${SESSION.name} phase Suspended`, async () => {
-        const x = await live.cluster.get("workspaces.berth.dev/v1alpha1", "ExecutionWorkspace", SESSION.name);
-        return x?.status?.phase === "Suspended" && x;
-      }, 60_000);
+      await reportSandbox(SESSION.ns, false);
+      const suspended = await phase("Suspended");
       expect(suspended.status.reason).toBe("IdleTimeout");
       say(`idle rule: ${SESSION.name} suspended at ${xr.metadata!.annotations![SUSPENDED_AT]}, ${((Date.now() - t) / 1000).toFixed(1)} s after the compressed CronOperation was applied; pod gone, PVC kept`);
     } finally {
@@ -601,7 +616,8 @@ describe("an ExecutionWorkspace on the agent-sandbox class (the Sandbox controll
     const resumedIn = (Date.now() - t) / 1000;
     expect(await reconcileSandbox(SESSION.ns)).toBe("running");
     await containerRunning(SESSION.ns, "workspace", "runtime");
-    await waitFor(`${SESSION.name} phase Ready`, async () => (await live.cluster.get("workspaces.berth.dev/v1alpha1", "ExecutionWorkspace", SESSION.name))?.status?.phase === "Ready", 120_000);
+    await reportSandbox(SESSION.ns, true);
+    await phase("Ready");
     expect((await pod(SESSION.ns, "workspace"))!.metadata!.uid).not.toBe(uidBefore);
     expect((await live.cluster.get("v1", "PersistentVolumeClaim", "workspace", SESSION.ns))!.metadata!.uid, "the same volume").toBe(pvc);
     const after = await probe(sessionPod, ["read", "/workspace/kept"]);

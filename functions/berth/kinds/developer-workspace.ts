@@ -1,4 +1,5 @@
 import { type CapacityDeclaration, capacityStatus, checkCapacity, evaluateCapacity } from "../capacity.js";
+import { capacityEnforced, egressResolved } from "../conditions.js";
 import { declaredCapabilities, resolveEgress } from "../egress.js";
 import type { CompositeRenderer, KubeObject, Observed, Verdict } from "../model.js";
 import { type Outcome, outcomeOfJob, recordedOutcome } from "../outcome.js";
@@ -100,5 +101,12 @@ export const renderDeveloperWorkspace: CompositeRenderer = (observed): Verdict =
     ...usageOf(observed.resources["resource-quota"]),
     ...(outcome ? { outcome } : {}),
   };
-  return { type: "rendered", requirements: required.requirements, resources, status, warnings };
+  return {
+    type: "rendered",
+    requirements: required.requirements,
+    resources,
+    conditions: [capacityEnforced(status.capacity!), egressResolved(egress.egress)],
+    status,
+    warnings,
+  };
 };

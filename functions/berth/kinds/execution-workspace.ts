@@ -1,4 +1,5 @@
 import { type CapacityDeclaration, capacityStatus, checkCapacity, evaluateCapacity } from "../capacity.js";
+import { capacityEnforced, classBound, egressResolved, suspended } from "../conditions.js";
 import { type CapabilityRequest, declaredCapabilities, resolveEgress } from "../egress.js";
 import { type Binding, resolveClass } from "../execution-class.js";
 import type { CompositeRenderer, DesiredResource, KubeObject, Observed, Verdict } from "../model.js";
@@ -135,6 +136,7 @@ function deletedOnDetach(requirements: Verdict["requirements"], status: Executio
     type: "rendered",
     requirements,
     resources: {},
+    conditions: [classBound(status.binding!)],
     status: {
       ...status,
       phase: "Detached",
@@ -315,14 +317,22 @@ export const renderExecutionWorkspace: CompositeRenderer = (observed): Verdict =
         : spec.desiredState === "Suspended"
           ? { phase: "Ready" as const, reason: "SuspendNotDeclarable", message: "suspending this workspace is a call to the provider's API, which Berth cannot declare" }
           : { phase: "Ready" as const, reason: "Available", message: "the worker pool and actor template are ready" };
+  const capacityNow = substrate ? substrateCapacity(size) : capacityStatus(volume, capacity);
   return {
     type: "rendered",
     requirements: required.requirements,
     resources,
+    conditions: [
+      classBound(binding),
+      capacityEnforced(capacityNow),
+      egressResolved(egress.egress),
+      // Agent Substrate suspends through its own API: Berth does not claim to know.
+      ...(substrate ? [] : [suspended(desiredState, byRule)]),
+    ],
     status: {
       ...status,
       ...health,
-      capacity: substrate ? substrateCapacity(size) : capacityStatus(volume, capacity),
+      capacity: capacityNow,
       ...usageOf(observed.resources["resource-quota"]),
       ...lifecycleStatus(signals, shutdown, byRule),
       ...(from && checkpoint ? { lineage: { kind: from.kind, checkpoint: from.ref.checkpointRef.name, ...(checkpoint.sourceWorkspace ? { sourceWorkspace: checkpoint.sourceWorkspace } : {}) } } : {}),
