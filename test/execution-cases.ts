@@ -1,4 +1,4 @@
-import { DETACHED_AT, LAST_ACTIVITY, SUSPENDED_AT, SUSPENDED_BY } from "../functions/berth/lifecycle/signals.js";
+import { DETACHED_AT, EXPIRED_AT, LAST_ACTIVITY, SUSPENDED_AT, SUSPENDED_BY } from "../functions/berth/lifecycle/signals.js";
 import type { KubeObject } from "../functions/berth/model.js";
 import { type Case, fatalCase, requirement } from "./cases.js";
 import {
@@ -62,6 +62,13 @@ function suspendedByTheIdleRule(annotations: Record<string, string>): KubeObject
 function detached(w: KubeObject): KubeObject {
   return edited(w, (x) => {
     x.metadata = { ...x.metadata!, creationTimestamp: "2026-12-01T08:00:00Z", annotations: { [LAST_ACTIVITY]: "2026-12-01T09:55:00Z", [DETACHED_AT]: "2026-12-01T10:00:00Z" } };
+  });
+}
+
+/** A workspace created 25 hours before Berth's MaxLifetime rule expired it (the class allows 24). */
+function expiredWorkspace(): KubeObject {
+  return edited(EW_SANDBOX, (x) => {
+    x.metadata = { ...x.metadata!, creationTimestamp: "2026-11-30T08:00:00Z", annotations: { [EXPIRED_AT]: "2026-12-01T09:00:00Z", [LAST_ACTIVITY]: "2026-12-01T08:59:00Z" } };
   });
 }
 
@@ -168,6 +175,24 @@ export const EXECUTION_CASES: Case[] = [
       observed: { namespace: existingNamespace(EW_SANDBOX), runtime: observedSandbox("Running", true) },
     }),
     want: { golden: "execution-detached-delete" },
+  },
+  {
+    name: "ExpiredRemovesTheRuntimeAndKeepsTheFiles",
+    reason: "Past its maximum lifetime (Berth's expiry annotation) with providerResources Delete: the Sandbox is no longer rendered, so Crossplane removes it; the Namespace and the volume stay until the document is deleted.",
+    req: request(expiredWorkspace(), {
+      required: SANDBOX_REQUIRED,
+      observed: { namespace: existingNamespace(EW_SANDBOX), runtime: observedSandbox("Running", true) },
+    }),
+    want: { golden: "execution-expired-delete" },
+  },
+  {
+    name: "ExpiredWithRetainKeepsTheRuntimeStopped",
+    reason: "With providerResources Retain the Sandbox stays, suspended: the pod goes, the object and the files stay.",
+    req: request(expiredWorkspace(), {
+      required: { ...SANDBOX_REQUIRED, class: [edited(CLASS_SANDBOX, (c: any) => (c.spec.lifecycle.deletionPolicy.providerResources = "Retain"))] },
+      observed: { namespace: existingNamespace(EW_SANDBOX), runtime: observedSandbox("Running", true) },
+    }),
+    want: { golden: "execution-expired-retain" },
   },
   {
     name: "RestoreIntoANewWorkspace",

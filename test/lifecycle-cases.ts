@@ -1,5 +1,5 @@
 import { RunFunctionRequest, type RunFunctionResponse, Severity } from "@crossplane-org/function-sdk-typescript";
-import { LAST_ACTIVITY, rfc3339, SUSPENDED_AT, SUSPENDED_BY } from "../functions/berth/lifecycle/signals.js";
+import { EXPIRED_AT, LAST_ACTIVITY, rfc3339, SUSPENDED_AT, SUSPENDED_BY } from "../functions/berth/lifecycle/signals.js";
 import type { KubeObject } from "../functions/berth/model.js";
 import { EPHEMERAL_CLASS } from "./execution-cases.js";
 import { CLASS_SANDBOX, CLASS_SUBSTRATE, EW_SANDBOX, edited, required } from "./fixtures.js";
@@ -44,38 +44,63 @@ function operationRequest(workspaces: KubeObject[], input: Record<string, unknow
   });
 }
 
-/** The whole response: Berth's annotations applied to each suspended workspace, an event per change. */
-function operationResponse(at: string, acted: { workspace: string; since: string; minutes: number; className?: string }[], refused: { workspace: string; message: string }[] = []): RunFunctionResponse {
-  const actedOut = acted.map((a) => ({
-    workspace: a.workspace,
+interface Acted {
+  workspace: string;
+  rule: string;
+  message: string;
+  annotations: Record<string, string>;
+}
+
+/** The idle rule's change: Berth's suspension annotations. */
+function idle(at: string, workspace: string, since: string, minutes = 15, className = "sandbox-session"): Acted {
+  return {
+    workspace,
     rule: "IdleTimeout",
-    at,
-    message: `suspended ExecutionWorkspace "${a.workspace}" at ${at}: idle since ${a.since}, past the ${a.minutes} idle minutes ExecutionWorkspaceClass "${a.className ?? "sandbox-session"}" allows`,
-  }));
+    message: `suspended ExecutionWorkspace "${workspace}" at ${at}: idle since ${since}, past the ${minutes} idle minutes ExecutionWorkspaceClass "${className}" allows`,
+    annotations: { [SUSPENDED_AT]: at, [SUSPENDED_BY]: "IdleTimeout" },
+  };
+}
+
+/** The lifetime rule's change: Berth's expiry annotation. */
+function expired(at: string, workspace: string, created: string, minutes = 1440, className = "sandbox-session"): Acted {
+  return {
+    workspace,
+    rule: "MaxLifetime",
+    message: `expired ExecutionWorkspace "${workspace}" at ${at}: created at ${created}, past the ${minutes} minutes of lifetime ExecutionWorkspaceClass "${className}" allows`,
+    annotations: { [EXPIRED_AT]: at },
+  };
+}
+
+/** The whole response: Berth's annotations applied to each workspace it changes, an event per change. */
+function operationResponse(at: string, acted: Acted[], refused: { workspace: string; message: string }[] = []): RunFunctionResponse {
   return {
     conditions: [],
     meta: { tag: "test", ttl: { seconds: 60, nanos: 0 } },
     desired: {
       resources: Object.fromEntries(
-        acted.map((a) => [a.workspace, { resource: { apiVersion: API, kind: "ExecutionWorkspace", metadata: { name: a.workspace, annotations: { [SUSPENDED_AT]: at, [SUSPENDED_BY]: "IdleTimeout" } } }, connectionDetails: {}, ready: 0 }]),
+        acted.map((a) => [a.workspace, { resource: { apiVersion: API, kind: "ExecutionWorkspace", metadata: { name: a.workspace, annotations: a.annotations } }, connectionDetails: {}, ready: 0 }]),
       ),
     },
     results: [
-      ...actedOut.map((a) => ({ severity: Severity.SEVERITY_NORMAL, message: a.message })),
+      ...acted.map((a) => ({ severity: Severity.SEVERITY_NORMAL, message: a.message })),
       ...refused.map((r) => ({ severity: Severity.SEVERITY_WARNING, message: `left ExecutionWorkspace "${r.workspace}" alone: ${r.message}` })),
     ],
-    output: { acted: actedOut, refused: refused.map((r) => ({ workspace: r.workspace, rule: "IdleTimeout", message: r.message })) },
+    output: {
+      acted: acted.map(({ workspace, rule, message }) => ({ workspace, rule, at, message })),
+      refused: refused.map((r) => ({ workspace: r.workspace, rule: "IdleTimeout", message: r.message })),
+    },
   } as unknown as RunFunctionResponse;
 }
 
 export function lifecycleCases(now: Date, at = rfc3339(now)): LifecycleCase[] {
   const ago = (m: number) => minutesBefore(now, m);
+  const secondsAgo = (seconds: number) => rfc3339(new Date(now.getTime() - seconds * 1000));
   return [
     {
       name: "IdleLongerThanTheClassAllowsIsSuspended",
       reason: "A running Durable workspace whose last activity is older than its class's idleTimeoutMinutes gets Berth's suspension annotations, and an event says why.",
       req: operationRequest([workspace(now, "idle", "sandbox-session", { [LAST_ACTIVITY]: ago(20) })]),
-      want: operationResponse(at, [{ workspace: "idle", since: ago(20), minutes: 15 }]),
+      want: operationResponse(at, [idle(at, "idle", ago(20))]),
     },
     {
       name: "ActiveWorkspacesAreLeftAlone",
@@ -87,7 +112,7 @@ export function lifecycleCases(now: Date, at = rfc3339(now)): LifecycleCase[] {
       name: "NeverSignalledIsIdleSinceCreation",
       reason: "A workspace that never wrote an activity signal has been idle since it was created.",
       req: operationRequest([workspace(now, "silent", "sandbox-session")]),
-      want: operationResponse(at, [{ workspace: "silent", since: ago(120), minutes: 15 }]),
+      want: operationResponse(at, [idle(at, "silent", ago(120))]),
     },
     {
       name: "ClassesThatForbidSuspendAreNeverTouched",
@@ -118,13 +143,37 @@ export function lifecycleCases(now: Date, at = rfc3339(now)): LifecycleCase[] {
       name: "ResumedThenIdleAgainIsSuspendedAgain",
       reason: "Activity after a suspension lifted it; idle again past the timeout since that activity, the workspace is suspended anew.",
       req: operationRequest([workspace(now, "again", "sandbox-session", { [LAST_ACTIVITY]: ago(30), [SUSPENDED_AT]: ago(60), [SUSPENDED_BY]: "IdleTimeout" })]),
-      want: operationResponse(at, [{ workspace: "again", since: ago(30), minutes: 15 }]),
+      want: operationResponse(at, [idle(at, "again", ago(30))]),
     },
     {
       name: "CompressedMinutesComeFromTheInput",
-      reason: "secondsPerMinute: 1 makes the class's 15 idle minutes 15 seconds, through the Operation's input alone.",
-      req: operationRequest([workspace(now, "quick", "sandbox-session", { [LAST_ACTIVITY]: rfc3339(new Date(now.getTime() - 20_000)) }), workspace(now, "quicker", "sandbox-session", { [LAST_ACTIVITY]: rfc3339(new Date(now.getTime() - 10_000)) })], { secondsPerMinute: 1 }),
-      want: operationResponse(at, [{ workspace: "quick", since: rfc3339(new Date(now.getTime() - 20_000)), minutes: 15 }]),
+      reason: "secondsPerMinute: 1 makes the class's 15 idle minutes 15 seconds and its 1440 minutes of lifetime 24 minutes, through the Operation's input alone.",
+      req: operationRequest(
+        [
+          workspace(now, "quick", "sandbox-session", { [LAST_ACTIVITY]: secondsAgo(20) }, (w) => (w.metadata.creationTimestamp = secondsAgo(60))),
+          workspace(now, "quicker", "sandbox-session", { [LAST_ACTIVITY]: secondsAgo(10) }, (w) => (w.metadata.creationTimestamp = secondsAgo(60))),
+          workspace(now, "old", "sandbox-session", { [LAST_ACTIVITY]: secondsAgo(1) }, (w) => (w.metadata.creationTimestamp = ago(25))),
+        ],
+        { secondsPerMinute: 1 },
+      ),
+      want: operationResponse(at, [idle(at, "quick", secondsAgo(20)), expired(at, "old", ago(25))]),
+    },
+    {
+      name: "PastItsMaximumLifetimeIsExpiredWhateverItsPhase",
+      reason: "Older than the class's maxLifetimeMinutes: expired, active or not, suspended or not, before any other rule; the expiry annotation is Berth's alone.",
+      req: operationRequest([
+        workspace(now, "busy-but-old", "sandbox-session", { [LAST_ACTIVITY]: ago(1) }, (w) => (w.metadata.creationTimestamp = ago(1500))),
+        workspace(now, "suspended-and-old", "sandbox-session", { [SUSPENDED_AT]: ago(100), [SUSPENDED_BY]: "IdleTimeout" }, (w) => ((w.metadata.creationTimestamp = ago(1441)), (w.status.phase = "Suspended"))),
+        workspace(now, "scratch-and-old", "ephemeral-session", {}, (w) => (w.metadata.creationTimestamp = ago(1440))),
+        workspace(now, "young", "sandbox-session", { [LAST_ACTIVITY]: ago(1) }, (w) => (w.metadata.creationTimestamp = ago(1439))),
+      ]),
+      want: operationResponse(at, [expired(at, "busy-but-old", ago(1500)), expired(at, "suspended-and-old", ago(1441)), expired(at, "scratch-and-old", ago(1440), 1440, "ephemeral-session")]),
+    },
+    {
+      name: "ExpiryIsFinal",
+      reason: "An expired workspace is never judged again: no rule acts on it, and activity does not bring it back.",
+      req: operationRequest([workspace(now, "expired", "sandbox-session", { [EXPIRED_AT]: ago(10), [LAST_ACTIVITY]: ago(1) }, (w) => (w.metadata.creationTimestamp = ago(1500)))]),
+      want: operationResponse(at, []),
     },
   ];
 }

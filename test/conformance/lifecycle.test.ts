@@ -6,7 +6,7 @@
 // touched, and an activity signal resumes the suspended one at once (its annotation change
 // reconciles it; nothing waits for the Operation or the composition's requeue).
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { DETACHED_AT, LAST_ACTIVITY, SUSPENDED_AT, SUSPENDED_BY } from "../../functions/berth/lifecycle/signals.js";
+import { DETACHED_AT, EXPIRED_AT, LAST_ACTIVITY, SUSPENDED_AT, SUSPENDED_BY } from "../../functions/berth/lifecycle/signals.js";
 import { classPermitsInEffect, Cluster, compressedLifecycle, condition, hasRunningStatus, load, loadOne, type Obj, operationsOf, printedColumns, standInRunning, waitFor } from "./setup.js";
 
 const c = new Cluster(inject("kubeconfig"));
@@ -22,6 +22,9 @@ DURABLE.spec.lifecycle.idleTimeoutMinutes = 20;
 const EPHEMERAL: Obj = { ...structuredClone(DURABLE), metadata: { name: "lifecycle-ephemeral" } };
 Object.assign(EPHEMERAL.spec, { mode: "Ephemeral", permits: { ...EPHEMERAL.spec.permits, checkpoint: false, restore: false, fork: false } });
 EPHEMERAL.spec.lifecycle.onDetach = { default: "Delete", allowed: ["Delete"] };
+/** A class whose workspaces live 45 (compressed) minutes and are never idle long enough to suspend. */
+const BRIEF: Obj = { ...structuredClone(DURABLE), metadata: { name: "lifecycle-brief" } };
+Object.assign(BRIEF.spec.lifecycle, { idleTimeoutMinutes: 600, maxLifetimeMinutes: 45 });
 
 function workspace(name: string, cls: Obj): Obj {
   const w = structuredClone(loadOne("examples/executionworkspace-sandbox.yaml"));
@@ -38,7 +41,8 @@ const SCRATCH = workspace("lc-scratch", EPHEMERAL);
 const AWAY = { ...workspace("lc-away", DURABLE), metadata: { name: "lc-away" } };
 const GONE = { ...workspace("lc-gone", DURABLE), metadata: { name: "lc-gone" } };
 GONE.spec.onDetach = "Delete";
-const ALL = [IDLE, BUSY, SCRATCH, AWAY, GONE];
+const SHORT = workspace("lc-short", BRIEF);
+const ALL = [IDLE, BUSY, SCRATCH, AWAY, GONE, SHORT];
 
 const CRON = compressedLifecycle("berth-lifecycle-conformance", 1, { matchLabels: LABEL });
 
@@ -71,8 +75,8 @@ describe("the lifecycle, run by Crossplane Operations", () => {
 
   beforeAll(async () => {
     for (const ns of ["ai-gateway", "mcp"]) await c.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
-    for (const o of [...load("examples/cluster/storageclass.yaml"), ...load("examples/cluster/services.yaml"), loadOne("examples/profile.yaml"), DURABLE, EPHEMERAL]) await c.apply(o);
-    for (const cls of [DURABLE, EPHEMERAL]) {
+    for (const o of [...load("examples/cluster/storageclass.yaml"), ...load("examples/cluster/services.yaml"), loadOne("examples/profile.yaml"), DURABLE, EPHEMERAL, BRIEF]) await c.apply(o);
+    for (const cls of [DURABLE, EPHEMERAL, BRIEF]) {
       await waitFor(`ExecutionWorkspaceClass ${cls.metadata!.name} Ready`, async () => condition(await c.getOf(cls), "Ready")?.status === "True", 120_000);
       await classPermitsInEffect(c, cls.metadata!.name!);
     }
@@ -84,7 +88,7 @@ describe("the lifecycle, run by Crossplane Operations", () => {
     keepBusy = setInterval(signal, 5000);
     await c.apply(CRON);
     cronAppliedAt = Date.now();
-    log("five workspaces Ready; CronOperation berth-lifecycle-conformance applied (every minute, secondsPerMinute 1, idleTimeoutMinutes 20)");
+    log("six workspaces Ready; CronOperation berth-lifecycle-conformance applied (every minute, secondsPerMinute 1, idleTimeoutMinutes 20)");
   });
 
   afterAll(async () => {
@@ -138,12 +142,34 @@ describe("the lifecycle, run by Crossplane Operations", () => {
     expect(suspendedOp, "the Operation that applied the suspension").toBeDefined();
     expect(condition(suspendedOp, "Succeeded")?.status).toBe("True");
     const output = suspendedOp.status.pipeline[0].output;
-    expect(output.acted.map((a: { workspace: string }) => a.workspace)).toEqual([IDLE.metadata!.name]);
-    expect(output.acted[0]).toMatchObject({ rule: "IdleTimeout", at: at });
+    // The same run may also have expired lc-short (see below); only lc-idle was idle.
+    const idled = output.acted.filter((a: { rule: string }) => a.rule === "IdleTimeout");
+    expect(idled.map((a: { workspace: string }) => a.workspace)).toEqual([IDLE.metadata!.name]);
+    expect(idled[0]).toMatchObject({ at });
     const events = await c.request("GET", `/api/v1/namespaces/default/events?fieldSelector=involvedObject.name=${suspendedOp.metadata!.name}`);
     const messages = (events.body.items as { message: string }[]).map((e) => e.message);
     expect(messages.some((m) => m.includes(`suspended ExecutionWorkspace "${IDLE.metadata!.name}" at ${at}`)), messages.join("\n")).toBe(true);
     log(`Operation ${suspendedOp.metadata!.name}: ${JSON.stringify(output)}`);
+  });
+
+  it("a workspace past its class's maximum lifetime is expired: its runtime removed, its volume kept", async () => {
+    const name = SHORT.metadata!.name!;
+    const pvc = await c.get("v1", "PersistentVolumeClaim", "workspace", `ws-${name}`);
+    const xr = await waitFor(`${name} carries Berth's expiry`, async () => {
+      const x = await ew(name);
+      return x?.metadata?.annotations?.[EXPIRED_AT] !== undefined && x;
+    }, 150_000, 1000);
+    await waitFor(`${name}'s Sandbox removed`, async () => (await sandboxOf(name)) === undefined, 60_000);
+    const expired = await waitFor(`${name} phase Expired`, async () => {
+      const x = await ew(name);
+      return x?.status?.phase === "Expired" && x;
+    }, 60_000);
+    expect(expired.status.reason).toBe("MaxLifetime");
+    expect(expired.status.lifecycle.expiredAt).toBe(xr.metadata!.annotations![EXPIRED_AT]);
+    expect((await c.get("v1", "PersistentVolumeClaim", "workspace", `ws-${name}`))?.metadata?.uid, "the same volume").toBe(pvc?.metadata?.uid);
+    const op = (await operationsOf(c, CRON.metadata!.name!)).find((o) => (o.status?.appliedResourceRefs ?? []).some((r: { name: string }) => r.name === name))!;
+    expect(op.status.pipeline[0].output.acted.find((a: { workspace: string }) => a.workspace === name)).toMatchObject({ rule: "MaxLifetime" });
+    log(`${name} expired at ${xr.metadata!.annotations![EXPIRED_AT]} (created ${xr.metadata!.creationTimestamp}): Sandbox removed, PVC kept, ${expired.status.message}`);
   });
 
   it("a workspace whose class forbids suspend and an active workspace are never touched", async () => {

@@ -121,6 +121,7 @@ function lifecycleStatus(signals: LifecycleSignals, expiresAt: string | undefine
     ...(expiresAt ? { expiresAt } : {}),
     ...(byRule ? { suspendedAt: rfc3339(byRule.at), suspendedBy: byRule.rule } : {}),
     ...(signals.detached ? { detachedAt: rfc3339(signals.detached) } : {}),
+    ...(signals.expired ? { expiredAt: rfc3339(signals.expired) } : {}),
   };
   return Object.keys(lifecycle).length > 0 ? { lifecycle } : {};
 }
@@ -289,8 +290,15 @@ export const renderExecutionWorkspace: CompositeRenderer = (observed): Verdict =
   // rather than trust an annotation.
   const suspension = signals.suspended ?? (signals.detached !== undefined && g.onDetach === "Suspend" ? { at: signals.detached, rule: "Detached" } : undefined);
   const byRule = suspension !== undefined && suspendRefusal(spec.classRef.name, cls.spec) === undefined ? suspension : undefined;
-  const desiredState = byRule !== undefined ? "Suspended" : spec.desiredState;
-  if (cls.spec.provider === "agent-sandbox") {
+  // Past its maximum lifetime (Berth's MaxLifetime rule, final): the runtime goes as the class's
+  // deletionPolicy.providerResources says (Delete: removed; Retain: kept, stopped), and the
+  // Namespace and volume stay until the document is deleted, so no file is lost to a clock.
+  const expired = signals.expired;
+  const keepRuntime = expired === undefined || cls.spec.lifecycle.deletionPolicy.providerResources === "Retain";
+  const desiredState = byRule !== undefined || expired !== undefined ? "Suspended" : spec.desiredState;
+  if (!keepRuntime) {
+    // Nothing of the provider's is rendered, so Crossplane removes it.
+  } else if (cls.spec.provider === "agent-sandbox") {
     objects.runtime = renderSandbox(namespaceProfile, {
       runtime,
       ...(cls.spec.agentSandbox?.runtimeClassName ? { runtimeClassName: cls.spec.agentSandbox.runtimeClassName } : {}),
@@ -310,7 +318,13 @@ export const renderExecutionWorkspace: CompositeRenderer = (observed): Verdict =
   const deleting = observed.composite.metadata?.deletionTimestamp !== undefined;
   const health = deleting
     ? { phase: "Deleting" as const, reason: "Deleting", message: "the workspace is being deleted" }
-    : cls.spec.provider === "agent-sandbox"
+    : expired !== undefined
+      ? {
+          phase: "Expired" as const,
+          reason: "MaxLifetime",
+          message: `Berth's MaxLifetime rule expired the workspace at ${rfc3339(expired)} (ExecutionWorkspaceClass "${spec.classRef.name}" lifecycle.maxLifetimeMinutes ${cls.spec.lifecycle.maxLifetimeMinutes}): its runtime is ${keepRuntime ? "stopped and kept" : "removed"}; its files are kept until this document is deleted`,
+        }
+      : cls.spec.provider === "agent-sandbox"
       ? sandboxHealth(observed, desiredState, notReady, byRule)
       : notReady.length > 0
         ? { phase: "Provisioning" as const, reason: "Provisioning", message: `waiting for ${notReady.join(", ")}` }
@@ -327,7 +341,7 @@ export const renderExecutionWorkspace: CompositeRenderer = (observed): Verdict =
       capacityEnforced(capacityNow),
       egressResolved(egress.egress),
       // Agent Substrate suspends through its own API: Berth does not claim to know.
-      ...(substrate ? [] : [suspended(desiredState, byRule)]),
+      ...(substrate || expired !== undefined ? [] : [suspended(desiredState, byRule)]),
     ],
     status: {
       ...status,

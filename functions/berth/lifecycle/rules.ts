@@ -3,7 +3,7 @@ import { executionWorkspaceClassSchema } from "../schema/documents.js";
 import { parseDocument } from "../schema/errors.js";
 import type { ExecutionWorkspaceClassSpec } from "../schema/execution.js";
 import type { ExecutionWorkspaceStatus } from "../schema/status.js";
-import { type LifecycleRule, lifecycleSignals, rfc3339, SUSPENDED_AT, SUSPENDED_BY } from "./signals.js";
+import { EXPIRED_AT, type LifecycleRule, lifecycleSignals, rfc3339, SUSPENDED_AT, SUSPENDED_BY, timeOf } from "./signals.js";
 
 /**
  * Why a class does not let Berth suspend its workspaces, or undefined if it does. Suspend keeps
@@ -47,8 +47,9 @@ export interface LifecycleWorld {
 
 /**
  * Which workspaces Berth's rules act on now. Pure: the world and the time in, the changes out.
- * Only running workspaces are judged, so a workspace still provisioning, already suspended,
- * failed or being deleted is never touched.
+ * A workspace past its class's maximum lifetime is expired, whatever its phase; otherwise only
+ * running workspaces are judged idle, so one still provisioning, already suspended, failed or
+ * being deleted is never suspended.
  */
 export function decideLifecycle({ workspaces, classes, now, secondsPerMinute }: LifecycleWorld): LifecycleDecision {
   const classByName = new Map(classes.map((c) => [c.metadata?.name, c]));
@@ -58,15 +59,33 @@ export function decideLifecycle({ workspaces, classes, now, secondsPerMinute }: 
     const spec = workspace.spec as { classRef?: { name?: string }; desiredState?: string } | undefined;
     const status = workspace.status as ExecutionWorkspaceStatus | undefined;
     if (name === undefined || workspace.metadata?.deletionTimestamp !== undefined) continue;
-    if (spec?.desiredState === "Suspended" || status?.phase !== "Ready") continue;
     const signals = lifecycleSignals(workspace);
-    if (signals.suspended !== undefined || signals.lastActivity === undefined) continue;
+    if (signals.expired !== undefined) continue;
 
     const className = spec?.classRef?.name ?? "";
     const cls = classByName.get(className);
     const parsed = cls === undefined ? undefined : parseDocument(executionWorkspaceClassSchema, cls);
     // A class that is gone or invalid is the composition's to report; the rules wait for it.
     if (parsed === undefined || !parsed.ok) continue;
+
+    // Expiry applies in any phase, suspended included, and before any other rule.
+    const created = timeOf(workspace.metadata?.creationTimestamp);
+    const lifetimeMinutes = parsed.value.spec.lifecycle.maxLifetimeMinutes;
+    if (created !== undefined && now.getTime() - created.getTime() >= lifetimeMinutes * secondsPerMinute * 1000) {
+      const at = rfc3339(now);
+      decision.acted.push({
+        workspace: name,
+        rule: "MaxLifetime",
+        at,
+        message: `expired ExecutionWorkspace "${name}" at ${at}: created at ${rfc3339(created)}, past the ${lifetimeMinutes} minutes of lifetime ExecutionWorkspaceClass "${className}" allows`,
+        annotations: { [EXPIRED_AT]: at },
+      });
+      continue;
+    }
+
+    // Only running workspaces are judged idle.
+    if (spec?.desiredState === "Suspended" || status?.phase !== "Ready") continue;
+    if (signals.suspended !== undefined || signals.lastActivity === undefined) continue;
     const idleMinutes = parsed.value.spec.lifecycle.idleTimeoutMinutes;
     const idleForMs = now.getTime() - signals.lastActivity.getTime();
     if (idleForMs < idleMinutes * secondsPerMinute * 1000) continue;

@@ -13,9 +13,11 @@ export const DETACHED_AT = "lifecycle.berth.dev/detached-at";
 export const SUSPENDED_AT = "lifecycle.berth.dev/suspended-at";
 /** Written with SUSPENDED_AT: which of Berth's rules acted. */
 export const SUSPENDED_BY = "lifecycle.berth.dev/suspended-by";
+/** Written by Berth's lifecycle Operation: when the workspace passed its class's maximum lifetime. Final. */
+export const EXPIRED_AT = "lifecycle.berth.dev/expired-at";
 
 /** The rules Berth's lifecycle Operation enforces. */
-export type LifecycleRule = "IdleTimeout";
+export type LifecycleRule = "IdleTimeout" | "MaxLifetime";
 
 export interface LifecycleSignals {
   /** The later of the last activity signal and the workspace's creation. */
@@ -24,9 +26,12 @@ export interface LifecycleSignals {
   suspended?: { at: Date; rule: string };
   /** A detach that no later activity (a new session attaching) has lifted. */
   detached?: Date;
+  /** When Berth's MaxLifetime rule expired the workspace; nothing lifts it. */
+  expired?: Date;
 }
 
-function timeOf(value: unknown): Date | undefined {
+/** A time from an annotation or a timestamp; undefined when absent or unparseable. */
+export function timeOf(value: unknown): Date | undefined {
   if (typeof value !== "string") return undefined;
   const t = Date.parse(value);
   return Number.isNaN(t) ? undefined : new Date(t);
@@ -52,9 +57,11 @@ export function lifecycleSignals(workspace: KubeObject): LifecycleSignals {
   const holds = (t: Date | undefined): t is Date => t !== undefined && !(activity !== undefined && activity > t);
   const suspendedAt = timeOf(annotations[SUSPENDED_AT]);
   const detachedAt = timeOf(annotations[DETACHED_AT]);
+  const expiredAt = timeOf(annotations[EXPIRED_AT]);
   return {
     ...(lastActivity ? { lastActivity } : {}),
     ...(holds(suspendedAt) ? { suspended: { at: suspendedAt, rule: annotations[SUSPENDED_BY] ?? "Unknown" } } : {}),
     ...(holds(detachedAt) ? { detached: detachedAt } : {}),
+    ...(expiredAt ? { expired: expiredAt } : {}),
   };
 }

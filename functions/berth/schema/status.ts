@@ -4,7 +4,7 @@ import { z } from "zod";
 // never prunes a field the function sets.
 
 /** Provider-neutral health of a workspace's objects right now. */
-export const phase = z.enum(["Pending", "Provisioning", "Ready", "Suspending", "Suspended", "Resuming", "Detached", "Failed", "Deleting"]);
+export const phase = z.enum(["Pending", "Provisioning", "Ready", "Suspending", "Suspended", "Resuming", "Detached", "Expired", "Failed", "Deleting"]);
 
 const health = {
   phase: phase.optional(),
@@ -84,6 +84,7 @@ export const workspaceLifecycleSchema = z
     suspendedAt: z.string().max(64).optional().describe("When one of Berth's rules suspended the workspace; cleared by activity after it."),
     suspendedBy: z.string().max(64).optional().describe("The rule that suspended it: IdleTimeout, or Detached (the onDetach action Suspend)."),
     detachedAt: z.string().max(64).optional().describe("When the session detached (annotation lifecycle.berth.dev/detached-at); cleared by activity after it."),
+    expiredAt: z.string().max(64).optional().describe("When Berth's MaxLifetime rule expired the workspace; final."),
   })
   .describe("What Berth's lifecycle rules read and did.");
 
