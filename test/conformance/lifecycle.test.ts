@@ -69,7 +69,14 @@ async function phaseOf(name: string, phase: string, timeoutMs = 90_000): Promise
   }, timeoutMs, 1000);
 }
 
-describe("the lifecycle, run by Crossplane Operations", () => {
+// The file stands in for the kubelet, the volume provisioner and agent-sandbox by writing the
+// status they would write (a running workspace is the only kind the idle rule judges). On a
+// cluster that runs those controllers they revert it, so the file runs on the local control
+// plane only; test/live proves the same lifecycle on a real node with real pods and files.
+const local = inject("clusterMode") === "local";
+if (!local) console.log("[lifecycle] skipped on this cluster: its controllers revert the stand-in status these checks write; CI runs them on the local control plane, and test/live runs the lifecycle on a real node");
+
+describe.runIf(local)("the lifecycle, run by Crossplane Operations", () => {
   let keepBusy: NodeJS.Timeout | undefined;
   let cronAppliedAt = 0;
 
