@@ -1,4 +1,4 @@
-import { DETACHED_AT, EXPIRED_AT, LAST_ACTIVITY, SUSPENDED_AT, SUSPENDED_BY } from "../functions/berth/lifecycle/signals.js";
+import { DETACHED_AT, EXPIRED_AT, LAST_ACTIVITY, RELEASED_AT, SUSPENDED_AT, SUSPENDED_BY } from "../functions/berth/lifecycle/signals.js";
 import type { KubeObject } from "../functions/berth/model.js";
 import { type Case, fatalCase, requirement } from "./cases.js";
 import {
@@ -72,11 +72,11 @@ function expiredWorkspace(): KubeObject {
   });
 }
 
-/** A class that keeps no files, so Berth never suspends its workspaces. */
+/** A class that keeps no files, so Berth never suspends its workspaces: Keep by default, Delete permitted. */
 export const EPHEMERAL_CLASS = edited(CLASS_SANDBOX, (c: any) => {
   c.metadata.name = "ephemeral-session";
   c.spec.mode = "Ephemeral";
-  c.spec.lifecycle.onDetach = { default: "Delete", allowed: ["Delete"] };
+  c.spec.lifecycle.onDetach = { default: "Keep", allowed: ["Keep", "Delete"] };
   c.spec.permits.checkpoint = c.spec.permits.restore = c.spec.permits.fork = false;
 });
 
@@ -148,6 +148,19 @@ export const EXECUTION_CASES: Case[] = [
       observed: { namespace: existingNamespace(EW_SANDBOX), runtime: observedSandbox("Running", true) },
     }),
     want: { golden: "execution-ephemeral-not-suspended" },
+  },
+  {
+    name: "IdleRuleReleasesAnEphemeralWorkspaceWhoseActionIsDelete",
+    reason: "Berth's idle rule released a workspace of a class that keeps no files, whose onDetach action is Delete: nothing is rendered, so its runtime and Namespace go.",
+    req: request(
+      edited(EW_SANDBOX, (w: any) => {
+        w.metadata = { ...w.metadata, creationTimestamp: "2026-12-01T08:00:00Z", annotations: { [RELEASED_AT]: "2026-12-01T09:30:00Z" } };
+        w.spec.classRef.name = "ephemeral-session";
+        w.spec.onDetach = "Delete";
+      }),
+      { required: { ...SANDBOX_REQUIRED, class: [EPHEMERAL_CLASS] }, observed: { namespace: existingNamespace(EW_SANDBOX), runtime: observedSandbox("Running", true) } },
+    ),
+    want: { golden: "execution-released-when-idle" },
   },
   {
     name: "DetachAppliesTheClassDefaultSuspend",

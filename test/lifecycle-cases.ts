@@ -1,5 +1,5 @@
 import { RunFunctionRequest, type RunFunctionResponse, Severity } from "@crossplane-org/function-sdk-typescript";
-import { EXPIRED_AT, LAST_ACTIVITY, rfc3339, SUSPENDED_AT, SUSPENDED_BY } from "../functions/berth/lifecycle/signals.js";
+import { EXPIRED_AT, LAST_ACTIVITY, RELEASED_AT, rfc3339, SUSPENDED_AT, SUSPENDED_BY } from "../functions/berth/lifecycle/signals.js";
 import type { KubeObject } from "../functions/berth/model.js";
 import { EPHEMERAL_CLASS } from "./execution-cases.js";
 import { CLASS_SANDBOX, CLASS_SUBSTRATE, EW_SANDBOX, edited, required } from "./fixtures.js";
@@ -116,16 +116,29 @@ export function lifecycleCases(now: Date, at = rfc3339(now)): LifecycleCase[] {
     },
     {
       name: "ClassesThatForbidSuspendAreNeverTouched",
-      reason: "An Ephemeral class keeps no files and Agent Substrate suspends through its own API: the rule is recorded as refused, and nothing is applied to those workspaces.",
+      reason: "An Ephemeral class keeps no files (its workspace's action here is Keep) and Agent Substrate suspends through its own API: the rule is recorded as refused, and nothing is applied to those workspaces.",
       req: operationRequest([workspace(now, "scratch", "ephemeral-session", { [LAST_ACTIVITY]: ago(60) }), workspace(now, "actor", "substrate-session", { [LAST_ACTIVITY]: ago(60) })]),
       want: operationResponse(
         at,
         [],
         [
-          { workspace: "scratch", message: `idle since ${ago(60)}, past 15 idle minutes; not suspended: ExecutionWorkspaceClass "ephemeral-session" is Ephemeral: it keeps no files, so Berth never suspends its workspaces` },
-          { workspace: "actor", message: `idle since ${ago(60)}, past ${(SUBSTRATE.spec as any).lifecycle.idleTimeoutMinutes} idle minutes; not suspended: ExecutionWorkspaceClass "substrate-session" runs on agent-substrate, whose suspend Berth cannot declare` },
+          { workspace: "scratch", message: `idle since ${ago(60)}, past 15 idle minutes; left running: ExecutionWorkspaceClass "ephemeral-session" is Ephemeral and the workspace's onDetach action is Keep` },
+          { workspace: "actor", message: `idle since ${ago(60)}, past ${(SUBSTRATE.spec as any).lifecycle.idleTimeoutMinutes} idle minutes; left running: ExecutionWorkspaceClass "substrate-session" runs on agent-substrate, whose suspend Berth cannot declare` },
         ],
       ),
+    },
+    {
+      name: "IdleEphemeralWorkspaceWhoseActionIsDeleteIsReleased",
+      reason: "An Ephemeral class keeps no files: when the workspace's onDetach action is Delete, the idle rule releases it (its runtime and Namespace go) instead of suspending it.",
+      req: operationRequest([workspace(now, "scratch", "ephemeral-session", { [LAST_ACTIVITY]: ago(60) }, (w) => (w.spec.onDetach = "Delete"))]),
+      want: operationResponse(at, [
+        {
+          workspace: "scratch",
+          rule: "IdleTimeout",
+          message: `released ExecutionWorkspace "scratch" at ${at}: idle since ${ago(60)}, past the 15 idle minutes ExecutionWorkspaceClass "ephemeral-session" allows; the class keeps no files and the workspace's onDetach action is Delete`,
+          annotations: { [RELEASED_AT]: at },
+        },
+      ]),
     },
     {
       name: "OnlyRunningWorkspacesAreJudged",

@@ -12,7 +12,7 @@ import type { Verdict } from "./model.js";
 export interface ResponseTTLs {
   /** Seconds, while the workspace is Pending, Provisioning, Suspending, Resuming or Deleting. */
   provisioning: number;
-  /** Seconds, once it is Ready, Suspended, Detached, Expired or Failed (and for documents without a phase). */
+  /** Seconds, once it is Ready, Suspended, Released, Expired or Failed (and for documents without a phase). */
   atRest: number;
 }
 
@@ -26,7 +26,7 @@ export const DEFAULT_TTLS: ResponseTTLs = { provisioning: 60, atRest: 15 * 60 };
 /** The environment variables that override the defaults, as Go-style durations ("30s", "15m", "1h"). */
 export const TTL_ENV = { provisioning: "BERTH_TTL_PROVISIONING", atRest: "BERTH_TTL_AT_REST" } as const;
 
-const SETTLED = new Set(["Ready", "Suspended", "Detached", "Expired", "Failed"]);
+const SETTLED = new Set(["Ready", "Suspended", "Released", "Expired", "Failed"]);
 
 /** The TTL for a verdict's response, in seconds. */
 export function responseTTL(verdict: Verdict, ttls: ResponseTTLs): number {

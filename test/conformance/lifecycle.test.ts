@@ -6,7 +6,7 @@
 // touched, and an activity signal resumes the suspended one at once (its annotation change
 // reconciles it; nothing waits for the Operation or the composition's requeue).
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { DETACHED_AT, EXPIRED_AT, LAST_ACTIVITY, SUSPENDED_AT, SUSPENDED_BY } from "../../functions/berth/lifecycle/signals.js";
+import { DETACHED_AT, EXPIRED_AT, LAST_ACTIVITY, RELEASED_AT, SUSPENDED_AT, SUSPENDED_BY } from "../../functions/berth/lifecycle/signals.js";
 import { classPermitsInEffect, Cluster, compressedLifecycle, condition, hasRunningStatus, load, loadOne, type Obj, operationsOf, printedColumns, standInRunning, waitFor } from "./setup.js";
 
 const c = new Cluster(inject("kubeconfig"));
@@ -21,7 +21,7 @@ const DURABLE: Obj = { ...structuredClone(example), metadata: { name: "lifecycle
 DURABLE.spec.lifecycle.idleTimeoutMinutes = 20;
 const EPHEMERAL: Obj = { ...structuredClone(DURABLE), metadata: { name: "lifecycle-ephemeral" } };
 Object.assign(EPHEMERAL.spec, { mode: "Ephemeral", permits: { ...EPHEMERAL.spec.permits, checkpoint: false, restore: false, fork: false } });
-EPHEMERAL.spec.lifecycle.onDetach = { default: "Delete", allowed: ["Delete"] };
+EPHEMERAL.spec.lifecycle.onDetach = { default: "Keep", allowed: ["Keep", "Delete"] };
 /** A class whose workspaces live 45 (compressed) minutes and are never idle long enough to suspend. */
 const BRIEF: Obj = { ...structuredClone(DURABLE), metadata: { name: "lifecycle-brief" } };
 Object.assign(BRIEF.spec.lifecycle, { idleTimeoutMinutes: 600, maxLifetimeMinutes: 45 });
@@ -37,12 +37,15 @@ function workspace(name: string, cls: Obj): Obj {
 const IDLE = workspace("lc-idle", DURABLE);
 const BUSY = workspace("lc-busy", DURABLE);
 const SCRATCH = workspace("lc-scratch", EPHEMERAL);
+// Ephemeral too, but its onDetach action is Delete: when idle, the rule releases it.
+const THROWAWAY = workspace("lc-throwaway", EPHEMERAL);
+THROWAWAY.spec.onDetach = "Delete";
 // Out of the compressed CronOperation's reach (no label): the detach signal alone acts on them.
 const AWAY = { ...workspace("lc-away", DURABLE), metadata: { name: "lc-away" } };
 const GONE = { ...workspace("lc-gone", DURABLE), metadata: { name: "lc-gone" } };
 GONE.spec.onDetach = "Delete";
 const SHORT = workspace("lc-short", BRIEF);
-const ALL = [IDLE, BUSY, SCRATCH, AWAY, GONE, SHORT];
+const ALL = [IDLE, BUSY, SCRATCH, THROWAWAY, AWAY, GONE, SHORT];
 
 const CRON = compressedLifecycle("berth-lifecycle-conformance", 1, { matchLabels: LABEL });
 
@@ -95,7 +98,7 @@ describe.runIf(local)("the lifecycle, run by Crossplane Operations", () => {
     keepBusy = setInterval(signal, 5000);
     await c.apply(CRON);
     cronAppliedAt = Date.now();
-    log("six workspaces Ready; CronOperation berth-lifecycle-conformance applied (every minute, secondsPerMinute 1, idleTimeoutMinutes 20)");
+    log("seven workspaces Ready; CronOperation berth-lifecycle-conformance applied (every minute, secondsPerMinute 1, idleTimeoutMinutes 20)");
   });
 
   afterAll(async () => {
@@ -149,10 +152,8 @@ describe.runIf(local)("the lifecycle, run by Crossplane Operations", () => {
     expect(suspendedOp, "the Operation that applied the suspension").toBeDefined();
     expect(condition(suspendedOp, "Succeeded")?.status).toBe("True");
     const output = suspendedOp.status.pipeline[0].output;
-    // The same run may also have expired lc-short (see below); only lc-idle was idle.
-    const idled = output.acted.filter((a: { rule: string }) => a.rule === "IdleTimeout");
-    expect(idled.map((a: { workspace: string }) => a.workspace)).toEqual([IDLE.metadata!.name]);
-    expect(idled[0]).toMatchObject({ at });
+    // The same run may also have released lc-throwaway and expired lc-short (see below).
+    expect(output.acted.find((a: { workspace: string }) => a.workspace === IDLE.metadata!.name)).toMatchObject({ rule: "IdleTimeout", at });
     const events = await c.request("GET", `/api/v1/namespaces/default/events?fieldSelector=involvedObject.name=${suspendedOp.metadata!.name}`);
     const messages = (events.body.items as { message: string }[]).map((e) => e.message);
     expect(messages.some((m) => m.includes(`suspended ExecutionWorkspace "${IDLE.metadata!.name}" at ${at}`)), messages.join("\n")).toBe(true);
@@ -179,10 +180,26 @@ describe.runIf(local)("the lifecycle, run by Crossplane Operations", () => {
     log(`${name} expired at ${xr.metadata!.annotations![EXPIRED_AT]} (created ${xr.metadata!.creationTimestamp}): Sandbox removed, PVC kept, ${expired.status.message}`);
   });
 
+  it("an idle Ephemeral workspace whose onDetach action is Delete is released: its Namespace goes, the XR says why", async () => {
+    const name = THROWAWAY.metadata!.name!;
+    const xr = await waitFor(`${name} carries Berth's release`, async () => {
+      const x = await ew(name);
+      return x?.metadata?.annotations?.[RELEASED_AT] !== undefined && x;
+    }, 150_000, 1000);
+    await waitFor(`Namespace ws-${name} removed`, async () => (await c.get("v1", "Namespace", `ws-${name}`)) === undefined, 150_000, 1000);
+    const released = await waitFor(`${name} phase Released`, async () => {
+      const x = await ew(name);
+      return x?.status?.phase === "Released" && condition(x, "Synced")?.status === "True" && x;
+    }, 60_000);
+    expect(released.status.reason).toBe("IdleTimeout");
+    expect(released.status.lifecycle.releasedAt).toBe(xr.metadata!.annotations![RELEASED_AT]);
+    log(`${name} released at ${xr.metadata!.annotations![RELEASED_AT]}: ${released.status.message}`);
+  });
+
   it("a workspace whose class forbids suspend and an active workspace are never touched", async () => {
     const output = suspendedOp.status.pipeline[0].output;
     expect(output.refused.map((r: { workspace: string }) => r.workspace)).toEqual([SCRATCH.metadata!.name]);
-    expect(output.refused[0].message).toContain('ExecutionWorkspaceClass "lifecycle-ephemeral" is Ephemeral');
+    expect(output.refused[0].message).toContain(`ExecutionWorkspaceClass "lifecycle-ephemeral" is Ephemeral and the workspace's onDetach action is Keep`);
     for (const w of [SCRATCH, BUSY]) {
       const name = w.metadata!.name!;
       const x = await ew(name);
@@ -234,13 +251,13 @@ describe.runIf(local)("the lifecycle, run by Crossplane Operations", () => {
 
     await waitFor("Namespace ws-lc-gone removed", async () => (await c.get("v1", "Namespace", "ws-lc-gone")) === undefined, 150_000, 1000);
     const goneIn = (Date.now() - t) / 1000;
-    const gone = await waitFor("lc-gone phase Detached, Synced", async () => {
+    const gone = await waitFor("lc-gone phase Released, Synced", async () => {
       const x = await ew("lc-gone");
-      return x?.status?.phase === "Detached" && condition(x, "Synced")?.status === "True" && x;
+      return x?.status?.phase === "Released" && condition(x, "Synced")?.status === "True" && x;
     }, 60_000);
     expect(gone.status.reason).toBe("DeletedOnDetach");
     expect(gone.spec.crossplane?.resourceRefs ?? []).toEqual([]);
-    log(`detached: lc-away's Sandbox Suspended ${suspendedIn.toFixed(1)} s after the annotation (reason Detached, the same PVC); lc-gone's Namespace and everything in it gone ${goneIn.toFixed(1)} s after (phase Detached, reason DeletedOnDetach)`);
+    log(`detached: lc-away's Sandbox Suspended ${suspendedIn.toFixed(1)} s after the annotation (reason Detached, the same PVC); lc-gone's Namespace and everything in it gone ${goneIn.toFixed(1)} s after (phase Released, reason DeletedOnDetach)`);
     expect(suspendedIn, "reconciled by the annotation change, not by a requeue").toBeLessThan(15);
 
     // A new session attaching (activity after the detach) resumes the suspended one.

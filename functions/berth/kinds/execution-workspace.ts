@@ -3,7 +3,7 @@ import { capacityEnforced, classBound, egressResolved, suspended } from "../cond
 import { type CapabilityRequest, declaredCapabilities, resolveEgress } from "../egress.js";
 import { type Binding, resolveClass } from "../execution-class.js";
 import type { CompositeRenderer, DesiredResource, KubeObject, Observed, Verdict } from "../model.js";
-import { suspendRefusal } from "../lifecycle/rules.js";
+import { idleAction, suspendRefusal } from "../lifecycle/rules.js";
 import { LAST_ACTIVITY, type LifecycleSignals, lifecycleSignals, rfc3339 } from "../lifecycle/signals.js";
 import type { Problem } from "../problems.js";
 import { beyondProfile, resolveProfile, resolveStorageClass } from "../profile.js";
@@ -122,17 +122,19 @@ function lifecycleStatus(signals: LifecycleSignals, expiresAt: string | undefine
     ...(byRule ? { suspendedAt: rfc3339(byRule.at), suspendedBy: byRule.rule } : {}),
     ...(signals.detached ? { detachedAt: rfc3339(signals.detached) } : {}),
     ...(signals.expired ? { expiredAt: rfc3339(signals.expired) } : {}),
+    ...(signals.released ? { releasedAt: rfc3339(signals.released) } : {}),
   };
   return Object.keys(lifecycle).length > 0 ? { lifecycle } : {};
 }
 
 /**
- * The session detached and the workspace's onDetach action is Delete: nothing is rendered, so
- * Crossplane removes everything the workspace owned, as if its document had been deleted (the
- * class's deletion policy for volumes applies the same way). The XR stays, saying so, until
- * GitOps removes it; activity after the detach would provision it afresh.
+ * The workspace is released: its session detached and its onDetach action is Delete, or it idled
+ * on an Ephemeral class whose action is Delete. Nothing is rendered, so Crossplane removes
+ * everything the workspace owned, as if its document had been deleted (the class's deletion
+ * policy for volumes applies the same way). The XR stays, saying so, until GitOps removes it;
+ * activity after the release provisions it afresh.
  */
-function deletedOnDetach(requirements: Verdict["requirements"], status: ExecutionWorkspaceStatus, signals: LifecycleSignals, expiresAt: string | undefined): Verdict {
+function released(requirements: Verdict["requirements"], status: ExecutionWorkspaceStatus, signals: LifecycleSignals, expiresAt: string | undefined, cause: { reason: string; what: string }): Verdict {
   return {
     type: "rendered",
     requirements,
@@ -140,9 +142,9 @@ function deletedOnDetach(requirements: Verdict["requirements"], status: Executio
     conditions: [classBound(status.binding!)],
     status: {
       ...status,
-      phase: "Detached",
-      reason: "DeletedOnDetach",
-      message: `the session detached at ${rfc3339(signals.detached!)} and the workspace's onDetach action is Delete: its runtime, Namespace and volume are removed; delete this document, or set the annotation ${LAST_ACTIVITY} to a later time to provision it afresh`,
+      phase: "Released",
+      reason: cause.reason,
+      message: `${cause.what}: its runtime, Namespace and volume are removed; delete this document, or set the annotation ${LAST_ACTIVITY} to a later time to provision it afresh`,
       ...lifecycleStatus(signals, expiresAt, undefined),
     },
     warnings: [],
@@ -216,7 +218,15 @@ export const renderExecutionWorkspace: CompositeRenderer = (observed): Verdict =
   if (g.type !== "granted") return stalled(observed, required.requirements, g, status);
   const signals = lifecycleSignals(observed.composite);
   const shutdown = shutdownTime(observed.composite, cls.spec.lifecycle.maxLifetimeMinutes);
-  if (signals.detached !== undefined && g.onDetach === "Delete") return deletedOnDetach(required.requirements, status, signals, shutdown);
+  if (signals.detached !== undefined && g.onDetach === "Delete") {
+    const what = `the session detached at ${rfc3339(signals.detached)} and the workspace's onDetach action is Delete`;
+    return released(required.requirements, status, signals, shutdown, { reason: "DeletedOnDetach", what });
+  }
+  // The composition checks the class again rather than trust the Operation's annotation.
+  if (signals.released !== undefined && idleAction(spec.classRef.name, cls.spec, spec.onDetach).type === "Release") {
+    const what = `Berth's IdleTimeout rule released the workspace at ${rfc3339(signals.released)}: ExecutionWorkspaceClass "${spec.classRef.name}" keeps no files and the workspace's onDetach action is Delete`;
+    return released(required.requirements, status, signals, shutdown, { reason: "IdleTimeout", what });
+  }
 
   const profile = resolveProfile(cls.spec.profileRef.name, required);
   if (profile.type !== "found") return stalled(observed, required.requirements, profile, status);

@@ -3,7 +3,7 @@ import { executionWorkspaceClassSchema } from "../schema/documents.js";
 import { parseDocument } from "../schema/errors.js";
 import type { ExecutionWorkspaceClassSpec } from "../schema/execution.js";
 import type { ExecutionWorkspaceStatus } from "../schema/status.js";
-import { EXPIRED_AT, type LifecycleRule, lifecycleSignals, rfc3339, SUSPENDED_AT, SUSPENDED_BY, timeOf } from "./signals.js";
+import { EXPIRED_AT, type LifecycleRule, lifecycleSignals, RELEASED_AT, rfc3339, SUSPENDED_AT, SUSPENDED_BY, timeOf } from "./signals.js";
 
 /**
  * Why a class does not let Berth suspend its workspaces, or undefined if it does. Suspend keeps
@@ -14,6 +14,23 @@ export function suspendRefusal(className: string, cls: ExecutionWorkspaceClassSp
   if (cls.mode !== "Durable") return `ExecutionWorkspaceClass "${className}" is ${cls.mode}: it keeps no files, so Berth never suspends its workspaces`;
   if (cls.provider !== "agent-sandbox") return `ExecutionWorkspaceClass "${className}" runs on ${cls.provider}, whose suspend Berth cannot declare`;
   return undefined;
+}
+
+/**
+ * What the idle rule does to an idle workspace of this class: suspend it (Durable classes whose
+ * suspend Berth can declare), release it (Ephemeral classes, when the workspace's onDetach
+ * action is Delete: there are no files to keep, so its runtime and Namespace go), or nothing,
+ * with the reason.
+ */
+export function idleAction(className: string, cls: ExecutionWorkspaceClassSpec, onDetach: string | undefined): { type: "Suspend" | "Release" } | { type: "LeaveRunning"; why: string } {
+  if (cls.mode === "Ephemeral") {
+    const action = onDetach ?? cls.lifecycle.onDetach.default;
+    return action === "Delete"
+      ? { type: "Release" }
+      : { type: "LeaveRunning", why: `ExecutionWorkspaceClass "${className}" is Ephemeral and the workspace's onDetach action is ${action}` };
+  }
+  const refusal = suspendRefusal(className, cls);
+  return refusal === undefined ? { type: "Suspend" } : { type: "LeaveRunning", why: refusal };
 }
 
 /** An automatic change the Operation makes, and the annotations that carry it to the composition. */
@@ -56,7 +73,7 @@ export function decideLifecycle({ workspaces, classes, now, secondsPerMinute }: 
   const decision: LifecycleDecision = { acted: [], refused: [] };
   for (const workspace of workspaces) {
     const name = workspace.metadata?.name;
-    const spec = workspace.spec as { classRef?: { name?: string }; desiredState?: string } | undefined;
+    const spec = workspace.spec as { classRef?: { name?: string }; desiredState?: string; onDetach?: string } | undefined;
     const status = workspace.status as ExecutionWorkspaceStatus | undefined;
     if (name === undefined || workspace.metadata?.deletionTimestamp !== undefined) continue;
     const signals = lifecycleSignals(workspace);
@@ -85,25 +102,30 @@ export function decideLifecycle({ workspaces, classes, now, secondsPerMinute }: 
 
     // Only running workspaces are judged idle.
     if (spec?.desiredState === "Suspended" || status?.phase !== "Ready") continue;
-    if (signals.suspended !== undefined || signals.lastActivity === undefined) continue;
+    if (signals.suspended !== undefined || signals.released !== undefined || signals.lastActivity === undefined) continue;
     const idleMinutes = parsed.value.spec.lifecycle.idleTimeoutMinutes;
     const idleForMs = now.getTime() - signals.lastActivity.getTime();
     if (idleForMs < idleMinutes * secondsPerMinute * 1000) continue;
 
     const since = rfc3339(signals.lastActivity);
-    const refusal = suspendRefusal(className, parsed.value.spec);
-    if (refusal !== undefined) {
-      decision.refused.push({ workspace: name, rule: "IdleTimeout", message: `idle since ${since}, past ${idleMinutes} idle minutes; not suspended: ${refusal}` });
+    const action = idleAction(className, parsed.value.spec, spec?.onDetach);
+    if (action.type === "LeaveRunning") {
+      decision.refused.push({ workspace: name, rule: "IdleTimeout", message: `idle since ${since}, past ${idleMinutes} idle minutes; left running: ${action.why}` });
       continue;
     }
     const at = rfc3339(now);
-    decision.acted.push({
-      workspace: name,
-      rule: "IdleTimeout",
-      at,
-      message: `suspended ExecutionWorkspace "${name}" at ${at}: idle since ${since}, past the ${idleMinutes} idle minutes ExecutionWorkspaceClass "${className}" allows`,
-      annotations: { [SUSPENDED_AT]: at, [SUSPENDED_BY]: "IdleTimeout" },
-    });
+    const idle = `idle since ${since}, past the ${idleMinutes} idle minutes ExecutionWorkspaceClass "${className}" allows`;
+    decision.acted.push(
+      action.type === "Suspend"
+        ? { workspace: name, rule: "IdleTimeout", at, message: `suspended ExecutionWorkspace "${name}" at ${at}: ${idle}`, annotations: { [SUSPENDED_AT]: at, [SUSPENDED_BY]: "IdleTimeout" } }
+        : {
+            workspace: name,
+            rule: "IdleTimeout",
+            at,
+            message: `released ExecutionWorkspace "${name}" at ${at}: ${idle}; the class keeps no files and the workspace's onDetach action is Delete`,
+            annotations: { [RELEASED_AT]: at },
+          },
+    );
   }
   return decision;
 }

@@ -13,6 +13,11 @@ export const DETACHED_AT = "lifecycle.berth.dev/detached-at";
 export const SUSPENDED_AT = "lifecycle.berth.dev/suspended-at";
 /** Written with SUSPENDED_AT: which of Berth's rules acted. */
 export const SUSPENDED_BY = "lifecycle.berth.dev/suspended-by";
+/**
+ * Written by Berth's lifecycle Operation instead of SUSPENDED_AT when the idle workspace's class
+ * keeps no files and its onDetach action is Delete: its runtime and Namespace are released.
+ */
+export const RELEASED_AT = "lifecycle.berth.dev/released-at";
 /** Written by Berth's lifecycle Operation: when the workspace passed its class's maximum lifetime. Final. */
 export const EXPIRED_AT = "lifecycle.berth.dev/expired-at";
 
@@ -28,6 +33,8 @@ export interface LifecycleSignals {
   detached?: Date;
   /** When Berth's MaxLifetime rule expired the workspace; nothing lifts it. */
   expired?: Date;
+  /** A release by Berth's idle rule (Ephemeral classes, action Delete) that no later activity has lifted. */
+  released?: Date;
 }
 
 /** A time from an annotation or a timestamp; undefined when absent or unparseable. */
@@ -58,10 +65,12 @@ export function lifecycleSignals(workspace: KubeObject): LifecycleSignals {
   const suspendedAt = timeOf(annotations[SUSPENDED_AT]);
   const detachedAt = timeOf(annotations[DETACHED_AT]);
   const expiredAt = timeOf(annotations[EXPIRED_AT]);
+  const releasedAt = timeOf(annotations[RELEASED_AT]);
   return {
     ...(lastActivity ? { lastActivity } : {}),
     ...(holds(suspendedAt) ? { suspended: { at: suspendedAt, rule: annotations[SUSPENDED_BY] ?? "Unknown" } } : {}),
     ...(holds(detachedAt) ? { detached: detachedAt } : {}),
     ...(expiredAt ? { expired: expiredAt } : {}),
+    ...(holds(releasedAt) ? { released: releasedAt } : {}),
   };
 }

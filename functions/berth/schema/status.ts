@@ -4,7 +4,7 @@ import { z } from "zod";
 // never prunes a field the function sets.
 
 /** Provider-neutral health of a workspace's objects right now. */
-export const phase = z.enum(["Pending", "Provisioning", "Ready", "Suspending", "Suspended", "Resuming", "Detached", "Expired", "Failed", "Deleting"]);
+export const phase = z.enum(["Pending", "Provisioning", "Ready", "Suspending", "Suspended", "Resuming", "Released", "Expired", "Failed", "Deleting"]);
 
 const health = {
   phase: phase.optional(),
@@ -85,6 +85,7 @@ export const workspaceLifecycleSchema = z
     suspendedBy: z.string().max(64).optional().describe("The rule that suspended it: IdleTimeout, or Detached (the onDetach action Suspend)."),
     detachedAt: z.string().max(64).optional().describe("When the session detached (annotation lifecycle.berth.dev/detached-at); cleared by activity after it."),
     expiredAt: z.string().max(64).optional().describe("When Berth's MaxLifetime rule expired the workspace; final."),
+    releasedAt: z.string().max(64).optional().describe("When Berth's IdleTimeout rule released an Ephemeral workspace whose onDetach action is Delete; cleared by activity after it."),
   })
   .describe("What Berth's lifecycle rules read and did.");
 
