@@ -3,7 +3,7 @@ import { capacityEnforced, classBound, egressResolved, suspended } from "../cond
 import { type CapabilityRequest, declaredCapabilities, resolveEgress } from "../egress.js";
 import { type Binding, resolveClass } from "../execution-class.js";
 import type { CompositeRenderer, DesiredResource, KubeObject, Observed, Verdict } from "../model.js";
-import { idleAction, suspendRefusal } from "../lifecycle/rules.js";
+import { workspaceLifecycle } from "../lifecycle/state.js";
 import { LAST_ACTIVITY, type LifecycleSignals, lifecycleSignals, rfc3339 } from "../lifecycle/signals.js";
 import type { Problem } from "../problems.js";
 import { beyondProfile, resolveProfile, resolveStorageClass } from "../profile.js";
@@ -134,7 +134,7 @@ function lifecycleStatus(signals: LifecycleSignals, expiresAt: string | undefine
  * policy for volumes applies the same way). The XR stays, saying so, until GitOps removes it;
  * activity after the release provisions it afresh.
  */
-function released(requirements: Verdict["requirements"], status: ExecutionWorkspaceStatus, signals: LifecycleSignals, expiresAt: string | undefined, cause: { reason: string; what: string }): Verdict {
+function released(requirements: Verdict["requirements"], status: ExecutionWorkspaceStatus, signals: LifecycleSignals, expiresAt: string | undefined, cause: { reason: string; message: string }): Verdict {
   return {
     type: "rendered",
     requirements,
@@ -144,7 +144,7 @@ function released(requirements: Verdict["requirements"], status: ExecutionWorksp
       ...status,
       phase: "Released",
       reason: cause.reason,
-      message: `${cause.what}: its runtime, Namespace and volume are removed; delete this document, or set the annotation ${LAST_ACTIVITY} to a later time to provision it afresh`,
+      message: `${cause.message}: its runtime, Namespace and volume are removed; delete this document, or set the annotation ${LAST_ACTIVITY} to a later time to provision it afresh`,
       ...lifecycleStatus(signals, expiresAt, undefined),
     },
     warnings: [],
@@ -218,15 +218,8 @@ export const renderExecutionWorkspace: CompositeRenderer = (observed): Verdict =
   if (g.type !== "granted") return stalled(observed, required.requirements, g, status);
   const signals = lifecycleSignals(observed.composite);
   const shutdown = shutdownTime(observed.composite, cls.spec.lifecycle.maxLifetimeMinutes);
-  if (signals.detached !== undefined && g.onDetach === "Delete") {
-    const what = `the session detached at ${rfc3339(signals.detached)} and the workspace's onDetach action is Delete`;
-    return released(required.requirements, status, signals, shutdown, { reason: "DeletedOnDetach", what });
-  }
-  // The composition checks the class again rather than trust the Operation's annotation.
-  if (signals.released !== undefined && idleAction(spec.classRef.name, cls.spec, spec.onDetach).type === "Release") {
-    const what = `Berth's IdleTimeout rule released the workspace at ${rfc3339(signals.released)}: ExecutionWorkspaceClass "${spec.classRef.name}" keeps no files and the workspace's onDetach action is Delete`;
-    return released(required.requirements, status, signals, shutdown, { reason: "IdleTimeout", what });
-  }
+  const lifecycle = workspaceLifecycle(signals, spec.classRef.name, cls.spec, spec, g.onDetach);
+  if (lifecycle.type === "released") return released(required.requirements, status, signals, shutdown, lifecycle);
 
   const profile = resolveProfile(cls.spec.profileRef.name, required);
   if (profile.type !== "found") return stalled(observed, required.requirements, profile, status);
@@ -295,19 +288,12 @@ export const renderExecutionWorkspace: CompositeRenderer = (observed): Verdict =
     { name: "BERTH_IDLE_TIMEOUT_MINUTES", value: String(cls.spec.lifecycle.idleTimeoutMinutes) },
     { name: "BERTH_ON_DETACH", value: g.onDetach },
   ];
-  // A suspension by Berth's lifecycle Operation, or a detach whose action is Suspend, holds until
-  // activity after it, and only where the class permits suspend: the composition checks again
-  // rather than trust an annotation.
-  const suspension = signals.suspended ?? (signals.detached !== undefined && g.onDetach === "Suspend" ? { at: signals.detached, rule: "Detached" } : undefined);
-  const byRule = suspension !== undefined && suspendRefusal(spec.classRef.name, cls.spec) === undefined ? suspension : undefined;
-  // Past its maximum lifetime (Berth's MaxLifetime rule, final): the runtime goes as the class's
-  // deletionPolicy.providerResources says (Delete: removed; Retain: kept, stopped), and the
+  // Past its maximum lifetime the runtime goes as the class's deletionPolicy.providerResources
+  // says (Delete: not rendered, so Crossplane removes it; Retain: kept, stopped), and the
   // Namespace and volume stay until the document is deleted, so no file is lost to a clock.
-  const expired = signals.expired;
-  const keepRuntime = expired === undefined || cls.spec.lifecycle.deletionPolicy.providerResources === "Retain";
-  const desiredState = byRule !== undefined || expired !== undefined ? "Suspended" : spec.desiredState;
+  const { desiredState, byRule, expired, keepRuntime } = lifecycle;
   if (!keepRuntime) {
-    // Nothing of the provider's is rendered, so Crossplane removes it.
+    // Nothing of the provider's is rendered.
   } else if (cls.spec.provider === "agent-sandbox") {
     objects.runtime = renderSandbox(namespaceProfile, {
       runtime,
