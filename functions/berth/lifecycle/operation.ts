@@ -16,8 +16,9 @@ export type LifecycleVerdict = { type: "fatal"; message: string } | { type: "dec
 /**
  * The lifecycle Operation's step: every ExecutionWorkspace and class in, the workspaces to change
  * out. An Operation can only apply, never delete, and must not own what GitOps owns, so each
- * change is a pair of Berth's own annotations on the workspace; the composition reads them and
- * renders the workspace suspended, and the spec change makes Crossplane reconcile it at once.
+ * change is one of Berth's own annotations on the workspace (suspended, released or expired);
+ * the composition reads it and renders the workspace accordingly, and the metadata change makes
+ * Crossplane reconcile the workspace at once.
  */
 export function judgeLifecycle(req: RunFunctionRequest, now: Date): LifecycleVerdict {
   const input = parseDocument(lifecycleRulesSchema, req.input);
