@@ -7,7 +7,7 @@
 // reconciles it; nothing waits for the Operation or the composition's requeue).
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { DETACHED_AT, EXPIRED_AT, LAST_ACTIVITY, RELEASED_AT, SUSPENDED_AT, SUSPENDED_BY } from "../../functions/berth/lifecycle/signals.js";
-import { classPermitsInEffect, Cluster, compressedLifecycle, condition, hasRunningStatus, load, loadOne, type Obj, operationsOf, printedColumns, standInRunning, waitFor } from "./setup.js";
+import { classPermitsInEffect, Cluster, compressedLifecycle, condition, hasRunningStatus, load, loadOne, type Obj, operationsOf, printedColumns, standInRunning, standInSuspended, waitFor } from "./setup.js";
 
 const c = new Cluster(inject("kubeconfig"));
 const API = "workspaces.berth.dev/v1alpha1";
@@ -128,9 +128,7 @@ describe.runIf(local)("the lifecycle, run by Crossplane Operations", () => {
 
     await waitFor("lc-idle's Sandbox operatingMode Suspended", async () => (await sandboxOf(IDLE.metadata!.name!))?.spec.operatingMode === "Suspended", 60_000);
     // Stands in for agent-sandbox: the pod is gone, the Sandbox no longer Ready.
-    await c.patchStatus(SANDBOX_API, "Sandbox", "workspace", `ws-${IDLE.metadata!.name}`, {
-      conditions: [{ type: "Ready", status: "False", reason: "StandIn", message: "suspended", lastTransitionTime: nowRFC3339() }],
-    });
+    await standInSuspended(c, { namespace: `ws-${IDLE.metadata!.name}` });
     const suspended = await waitFor("lc-idle phase Suspended", async () => {
       const x = await ew(IDLE.metadata!.name!);
       return x?.status?.phase === "Suspended" && x;
@@ -239,7 +237,7 @@ describe.runIf(local)("the lifecycle, run by Crossplane Operations", () => {
     for (const w of [AWAY, GONE]) await c.mergePatch({ apiVersion: API, kind: "ExecutionWorkspace", metadata: { name: w.metadata!.name!, annotations: { [DETACHED_AT]: nowRFC3339() } } });
     await waitFor("lc-away's Sandbox operatingMode Suspended", async () => (await sandboxOf("lc-away"))?.spec.operatingMode === "Suspended", 30_000, 250);
     const suspendedIn = (Date.now() - t) / 1000;
-    await c.patchStatus(SANDBOX_API, "Sandbox", "workspace", "ws-lc-away", { conditions: [{ type: "Ready", status: "False", reason: "StandIn", message: "suspended", lastTransitionTime: nowRFC3339() }] });
+    await standInSuspended(c, { namespace: "ws-lc-away" });
     const away = await waitFor("lc-away phase Suspended", async () => {
       const x = await ew("lc-away");
       return x?.status?.phase === "Suspended" && x;

@@ -324,6 +324,13 @@ export async function standInRunning(c: Cluster, o: Obj): Promise<void> {
   await c.patchStatus(o.apiVersion!, o.kind!, o.metadata!.name!, o.metadata!.namespace, status(new Date().toISOString().replace(/\.\d+Z$/, "Z")));
 }
 
+/** What agent-sandbox reports once a suspended Sandbox's pod is gone: no longer Ready. */
+export async function standInSuspended(c: Cluster, sandbox: { namespace: string; name?: string }): Promise<void> {
+  await c.patchStatus("agents.x-k8s.io/v1beta1", "Sandbox", sandbox.name ?? "workspace", sandbox.namespace, {
+    conditions: [{ type: "Ready", status: "False", reason: "StandIn", message: "a test stands in for agent-sandbox: suspended", lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, "Z") }],
+  });
+}
+
 /**
  * The shipped lifecycle CronOperation (operations/lifecycle.yaml) under another name, with time
  * compressed through its input and its workspaces narrowed by the requirement's own selector
