@@ -328,11 +328,6 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   const poll = (what: string, p: Parameters<ProcessSet["poll"]>[1], fn: () => Promise<boolean>, ms = remaining()) => processes.poll(what, p, fn, ms);
   /** What "ready" means for each process, by name, for relaunch. */
   const readiness = new Map<string, () => Promise<boolean>>();
-  const named = (name: string) => {
-    const p = processes.find(name);
-    if (!p) throw new Error(`no process named ${name} (have ${processes.procs.map((x) => x.name).join(", ")})`);
-    return p;
-  };
 
   try {
     // Certificates.
@@ -449,18 +444,8 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       registerFunction: (name, port, capabilities) => registerFunction(kube, name, port, capabilities),
       onStop: (hook) => void beforeStop.push(hook),
       pids: () => Object.fromEntries(processes.procs.filter((p) => p.exitCode === undefined && p.child.pid).map((p) => [p.name, p.child.pid!])),
-      kill: async (name, signal = "SIGKILL") => {
-        if (signal === "SIGTERM") await processes.stopOne(named(name), 10_000);
-        else await processes.kill(named(name));
-        log(`${name} killed (${signal})`);
-      },
-      relaunch: async (name, timeoutMs = 120_000) => {
-        const t = Date.now();
-        const p = processes.relaunch(named(name));
-        const ready = readiness.get(name) ?? (async () => (await new Promise((r) => setTimeout(r, 1000)), true));
-        await processes.poll(`${name} ready again`, p, ready, timeoutMs);
-        log(`${name} relaunched (pid ${p.child.pid}), ready in ${Date.now() - t} ms`);
-      },
+      kill: (name, signal = "SIGKILL") => processes.injectStop(name, signal),
+      relaunch: async (name, timeoutMs = 120_000) => void (await processes.relaunchNamed(name, readiness.get(name), timeoutMs)),
       startFunction: async (f) => {
         if (!cp.functionTLSDir) throw new Error("startFunction needs Crossplane (its CA signs the function's certificate)");
         const port = f.port ?? (await freePort());

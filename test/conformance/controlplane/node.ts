@@ -14,7 +14,6 @@
 // or by `node.ts --cleanup <dir>` if the harness dies.
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { findBinDir, freePort, issueCert, kubeconfigYAML, readVersions, type ControlPlane } from "./controlplane.js";
 import { HOST_PATHS, isMountPoint, KUBELET_SYSCTLS, loadRecord, readSysctls, run, saveRecord, undoHost, cgroupHierarchies, type HostRecord } from "./node-host.js";
@@ -470,11 +469,6 @@ export async function startNode(cp: ControlPlane, net: NodeNetwork, opts: NodeOp
     throw e;
   }
 
-  const named = (name: string) => {
-    const p = processes.find(name);
-    if (!p) throw new Error(`the node runs no process named ${name} (it runs ${processes.procs.map((x) => x.name).join(", ")})`);
-    return p;
-  };
   /** What "ready again" means after a relaunch at `since`, by process name. */
   const readiness: Record<string, (since: number) => Promise<boolean>> = {
     containerd: async () => (await crictl(["info"], { allowFailure: true, timeoutMs: 5000 })).code === 0,
@@ -505,18 +499,8 @@ export async function startNode(cp: ControlPlane, net: NodeNetwork, opts: NodeOp
       return info.info.pid;
     },
     inNetns: (argv, o = {}) => run("nsenter", [`--net=${netnsPath}`, "--", ...argv], o),
-    kill: async (name, signal = "SIGKILL") => {
-      if (signal === "SIGTERM") await processes.stopOne(named(name), 10_000);
-      else await processes.kill(named(name));
-      log(`node: ${name} killed (${signal})`);
-    },
-    relaunch: async (name, timeoutMs = 120_000) => {
-      const t = Date.now();
-      const p = processes.relaunch(named(name));
-      const ready = readiness[name] ?? (async () => (await sleep(1000), true));
-      await processes.poll(`${name} ready again`, p, () => ready(t), timeoutMs);
-      log(`node: ${name} relaunched (pid ${p.child.pid}), ready in ${Date.now() - t} ms`);
-    },
+    kill: (name, signal = "SIGKILL") => processes.injectStop(name, signal),
+    relaunch: async (name, timeoutMs = 120_000) => void (await processes.relaunchNamed(name, readiness[name], timeoutMs)),
     stop,
   };
 }

@@ -6,6 +6,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { appendFileSync, closeSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 
 export interface Proc {
   name: string;
@@ -129,6 +130,36 @@ export class ProcessSet {
     this.procs.splice(this.procs.indexOf(next), 1);
     this.procs.splice(this.procs.indexOf(p), 1, next);
     return next;
+  }
+
+  /** The process started last under this name; throws, naming the ones that run, if none. */
+  named(name: string): Proc {
+    const p = this.find(name);
+    if (!p) throw new Error(`no process named ${name} (this set runs ${this.procs.map((x) => x.name).join(", ")})`);
+    return p;
+  }
+
+  /**
+   * A fault injected on purpose into the process named `name`: SIGKILL to its group at once, or
+   * SIGTERM with 10 s to exit (then SIGKILL); resolves once it has exited.
+   */
+  async injectStop(name: string, signal: "SIGKILL" | "SIGTERM"): Promise<void> {
+    const p = this.named(name);
+    if (signal === "SIGTERM") await this.stopOne(p, 10_000);
+    else await this.kill(p);
+    this.opts.log(`${name} killed (${signal})`);
+  }
+
+  /**
+   * Starts the process named `name` again (see relaunch) and waits until `ready(since)` answers
+   * true, `since` being the time of the relaunch; without `ready`, until it has run a second.
+   */
+  async relaunchNamed(name: string, ready: ((since: number) => Promise<boolean>) | undefined, timeoutMs: number): Promise<Proc> {
+    const since = Date.now();
+    const p = this.relaunch(this.named(name));
+    await this.poll(`${name} ready again`, p, ready ? () => ready(since) : async () => (await sleep(1000), true), timeoutMs);
+    this.opts.log(`${name} relaunched (pid ${p.child.pid}), ready in ${Date.now() - since} ms`);
+    return p;
   }
 
   /** Throws, with the end of its log, if the process has exited. */
