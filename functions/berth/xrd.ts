@@ -49,8 +49,12 @@ interface CompositeKind {
   printerColumns: { name: string; type: string; jsonPath: string }[];
 }
 
-const readyColumn = { name: "READY", type: "string", jsonPath: ".status.conditions[?(@.type=='Ready')].status" };
-const ageColumn = { name: "AGE", type: "date", jsonPath: ".metadata.creationTimestamp" };
+/**
+ * Crossplane appends these to the printer columns of every XR's CRD (internal/xcrd,
+ * CompositeResourcePrinterColumns), so a kind declares only its own: a READY or AGE of Berth's
+ * would print twice.
+ */
+export const CROSSPLANE_PRINTER_COLUMNS = ["SYNCED", "READY", "COMPOSITION", "AGE"] as const;
 /** What a workspace uses of its ResourceQuota, "used/hard". */
 const usageColumns = [
   { name: "CPU", type: "string", jsonPath: ".status.usage.cpu" },
@@ -68,8 +72,6 @@ export const COMPOSITE_KINDS: readonly CompositeKind[] = [
       { name: "STORAGE-CLASS", type: "string", jsonPath: ".spec.storage.storageClassName" },
       { name: "CAPACITY", type: "string", jsonPath: ".status.capacity.conforming" },
       { name: "PHASE", type: "string", jsonPath: ".status.phase" },
-      readyColumn,
-      ageColumn,
     ],
   },
   {
@@ -81,10 +83,8 @@ export const COMPOSITE_KINDS: readonly CompositeKind[] = [
     printerColumns: [
       { name: "WORKSPACE-ID", type: "string", jsonPath: ".spec.workspaceID" },
       { name: "PHASE", type: "string", jsonPath: ".status.phase" },
-      readyColumn,
       { name: "OUTCOME", type: "string", jsonPath: ".status.outcome.result" },
       ...usageColumns,
-      ageColumn,
     ],
   },
   {
@@ -96,8 +96,6 @@ export const COMPOSITE_KINDS: readonly CompositeKind[] = [
       { name: "PROVIDER", type: "string", jsonPath: ".spec.provider" },
       { name: "PROFILE", type: "string", jsonPath: ".spec.profileRef.name" },
       { name: "PHASE", type: "string", jsonPath: ".status.phase" },
-      readyColumn,
-      ageColumn,
     ],
   },
   {
@@ -112,13 +110,11 @@ export const COMPOSITE_KINDS: readonly CompositeKind[] = [
       { name: "DESIRED", type: "string", jsonPath: ".spec.desiredState" },
       { name: "PHASE", type: "string", jsonPath: ".status.phase" },
       { name: "REASON", type: "string", jsonPath: ".status.reason" },
-      readyColumn,
       // "date" prints an age: how long the workspace has been idle. An expiry is in the future,
       // which kubectl cannot print as an age, so it is shown as the time itself.
       { name: "IDLE-SINCE", type: "date", jsonPath: ".status.lifecycle.lastActivity" },
       { name: "EXPIRES", type: "string", jsonPath: ".status.lifecycle.expiresAt" },
       ...usageColumns,
-      ageColumn,
     ],
   },
   {
@@ -129,8 +125,6 @@ export const COMPOSITE_KINDS: readonly CompositeKind[] = [
     printerColumns: [
       { name: "WORKSPACE", type: "string", jsonPath: ".spec.workspaceRef.name" },
       { name: "PHASE", type: "string", jsonPath: ".status.phase" },
-      readyColumn,
-      ageColumn,
     ],
   },
 ];

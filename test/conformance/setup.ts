@@ -103,11 +103,13 @@ export async function undoneByCrossplane(
   });
 }
 
-/** What `kubectl get` prints for one object: its printer columns by name (the API server's Table view). */
+/** What `kubectl get` prints for one object: its printer columns by name (the API server's Table view), each named once. */
 export async function printedColumns(c: Cluster, apiVersion: string, kind: string, name: string, namespace?: string): Promise<Record<string, unknown>> {
   const res = await c.request("GET", await c.path(apiVersion, kind, name, namespace), undefined, { accept: "application/json;as=Table;v=v1;g=meta.k8s.io" });
   if (res.status !== 200 || res.body?.kind !== "Table") throw new Error(`the Table of ${kind} ${name}: HTTP ${res.status}: ${res.text.slice(0, 300)}`);
   const names: string[] = res.body.columnDefinitions.map((d: { name: string }) => d.name);
+  const twice = names.filter((n, i) => names.indexOf(n) !== i);
+  if (twice.length > 0) throw new Error(`kubectl get ${kind} prints ${twice.join(", ")} twice: ${names.join(" ")}`);
   const cells: unknown[] = res.body.rows[0].cells;
   return Object.fromEntries(names.map((n, i) => [n, cells[i]]));
 }

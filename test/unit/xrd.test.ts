@@ -4,7 +4,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { COMPOSITE_KINDS, compositeResourceDefinition } from "../../functions/berth/xrd.js";
+import { COMPOSITE_KINDS, compositeResourceDefinition, CROSSPLANE_PRINTER_COLUMNS } from "../../functions/berth/xrd.js";
 import { definitionPath, definitionYAML } from "../../functions/berth/xrd-files.js";
 import { edited, EXAMPLE_WORKSPACES, loadObject } from "../fixtures.js";
 import { checkCel, checkOpenAPI, schemaOf } from "../support/schema-validation.js";
@@ -30,12 +30,18 @@ describe("XRDs", () => {
     expect(readFileSync(definitionPath(plural), "utf8")).toBe(definitionYAML(compositeResourceDefinition(kind)));
   });
 
-  it("is a cluster-scoped Crossplane v2 XRD with printer columns for ID, phase, ready and age", () => {
+  it("is a cluster-scoped Crossplane v2 XRD with printer columns for ID, phase and outcome", () => {
     const xrd = parse(readFileSync(definitionPath("developerworkspaces"), "utf8"));
     expect(xrd.apiVersion).toBe("apiextensions.crossplane.io/v2");
     expect(xrd.spec.scope).toBe("Cluster");
     const columns = xrd.spec.versions[0].additionalPrinterColumns.map((c: { name: string }) => c.name);
-    expect(columns).toEqual(expect.arrayContaining(["WORKSPACE-ID", "PHASE", "READY", "AGE"]));
+    expect(columns).toEqual(expect.arrayContaining(["WORKSPACE-ID", "PHASE", "OUTCOME"]));
+  });
+
+  it.each(COMPOSITE_KINDS.map((k) => [k.plural, k] as const))("apis/%s: with the columns Crossplane appends, kubectl get prints no column twice", (plural) => {
+    const xrd = parse(readFileSync(definitionPath(plural), "utf8"));
+    const printed = [...xrd.spec.versions[0].additionalPrinterColumns.map((c: { name: string }) => c.name), ...CROSSPLANE_PRINTER_COLUMNS];
+    expect(printed.filter((name, i) => printed.indexOf(name) !== i)).toEqual([]);
   });
 
   // Every document in examples/ (the cluster/ folder holds other kinds) against its own XRD.
