@@ -103,6 +103,8 @@ interface Sample {
   calls: number;
   reconciles: number;
   apiRequests: number;
+  /** Requests the API server refused with 429 (e.g. while a watch cache re-initializes). */
+  apiThrottled: number;
   requestsBy: Record<string, number>;
   /** Crossplane's per-XR watch circuit breaker: times one opened, and watch events it dropped. */
   circuitOpens: number;
@@ -115,6 +117,7 @@ async function sample(cp: ControlPlane, functionLog: string | undefined): Promis
   const metrics = (await cp.kube.raw("GET", "/metrics")).body as unknown;
   const text = typeof metrics === "string" ? metrics : "";
   const apiRequests = sumSamples(text, "apiserver_request_total");
+  const apiThrottled = sumSamples(text, "apiserver_request_total", (l) => l.includes('code="429"'));
   const requestsBy = requestsByVerbAndResource(text);
   let reconciles = 0;
   let circuitOpens = 0;
@@ -126,7 +129,7 @@ async function sample(cp: ControlPlane, functionLog: string | undefined): Promis
     watchEventsDropped = sumSamples(text, "circuit_breaker_events_total", (l) => l.includes('result="Dropped"'));
   }
   const calls = functionLog ? readFileSync(functionLog, "utf8").split("\n").filter((l) => l.includes('"msg":"rendered"') && /(Developer|Execution)Workspace /.test(l)).length : 0;
-  return { at: Date.now(), cpu, calls, reconciles, apiRequests, requestsBy, circuitOpens, watchEventsDropped };
+  return { at: Date.now(), cpu, calls, reconciles, apiRequests, apiThrottled, requestsBy, circuitOpens, watchEventsDropped };
 }
 
 const delta = (a: Sample, b: Sample) => ({
@@ -135,6 +138,7 @@ const delta = (a: Sample, b: Sample) => ({
   calls: b.calls - a.calls,
   reconciles: b.reconciles - a.reconciles,
   apiRequests: b.apiRequests - a.apiRequests,
+  apiThrottled: b.apiThrottled - a.apiThrottled,
   requestsBy: topIncreases(a.requestsBy, b.requestsBy),
 });
 
@@ -290,6 +294,8 @@ interface Result {
   calls_per_workspace: number;
   reconciles_per_workspace: number;
   api_requests: number;
+  /** Of api_requests, how many the API server answered 429. */
+  api_requests_throttled: number;
   floor_api_requests: number;
   api_requests_by_verb_and_resource: Record<string, number>;
   floor_api_requests_by_verb_and_resource: Record<string, number>;
@@ -341,12 +347,19 @@ async function measure(n: number): Promise<Result> {
     await pool(docs.slice(2), CONCURRENCY, (d) => c.apply(d));
     let syncedAt = 0;
     let appliedAt = 0;
+    let progressAt = t0;
     for (;;) {
       const s = await xrStates(cp.kube, want);
       if (!syncedAt && s.synced >= total) syncedAt = Date.now();
       if (!appliedAt && s.applied >= total) appliedAt = Date.now();
       if (syncedAt && appliedAt) break;
-      if (Date.now() - t0 > 30 * 60_000) throw new Error(`N=${n}: not converged after 30 min (${JSON.stringify(s)})`);
+      if (Date.now() - t0 > 30 * 60_000) throw new Error(`N=${n}: not converged after 30 min (${JSON.stringify({ synced: s.synced, applied: s.applied, ready: s.ready })})`);
+      // A large burst takes minutes: say how far it has got, and what the API server refused.
+      if (Date.now() - progressAt >= 60_000) {
+        progressAt = Date.now();
+        const now = await sample(cp, fn.logFile);
+        say(`N=${n}: ${((progressAt - t0) / 1000).toFixed(0)} s: ${s.synced} of ${total} Synced, ${s.applied} with all their objects; ${now.calls - before.calls} calls, ${now.reconciles - before.reconciles} reconciles, ${now.apiThrottled - before.apiThrottled} requests refused with 429`);
+      }
       await sleep(pollMs(total));
     }
     // Let the last reconciles finish before reading the counters (no new work arrives).
@@ -446,6 +459,7 @@ async function measure(n: number): Promise<Result> {
       calls_per_workspace: burst.calls / (total - 2),
       reconciles_per_workspace: burst.reconciles / (total - 2),
       api_requests: burst.apiRequests,
+      api_requests_throttled: burst.apiThrottled,
       floor_api_requests: floor.apiRequests,
       api_requests_by_verb_and_resource: burst.requestsBy,
       floor_api_requests_by_verb_and_resource: floor.requestsBy,
@@ -483,7 +497,7 @@ function print(r: Result): void {
     [
       `N=${r.n} (${r.workspaces} workspaces, created at once)`,
       `  converge: all Synced ${f(r.converge_synced_s)} s, all objects ${f(r.converge_s)} s; floor (direct server-side apply) ${f(r.floor_s)} s; ratio ${f(r.converge_ratio, 2)}x`,
-      `  API server CPU ${f(r.apiserver_cpu_s)} s vs floor ${f(r.floor_apiserver_cpu_s)} s: ${f(r.apiserver_cpu_ratio, 2)}x; API requests ${r.api_requests} vs ${r.floor_api_requests}`,
+      `  API server CPU ${f(r.apiserver_cpu_s)} s vs floor ${f(r.floor_apiserver_cpu_s)} s: ${f(r.apiserver_cpu_ratio, 2)}x; API requests ${r.api_requests} (${r.api_requests_throttled} refused with 429) vs ${r.floor_api_requests}`,
       `  per workspace: ${f(r.calls_per_workspace, 2)} RunFunction calls, ${f(r.reconciles_per_workspace, 2)} reconciles`,
       `  API requests, most frequent: ${top(r.api_requests_by_verb_and_resource)}; floor: ${top(r.floor_api_requests_by_verb_and_resource)}`,
       `  CPU: ${(Object.keys(COMPONENTS) as Component[]).map(cpu).join(", ")}`,
