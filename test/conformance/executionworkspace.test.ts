@@ -70,6 +70,13 @@ describe("ExecutionWorkspaces on a real control plane", () => {
     expect(sandbox?.spec.operatingMode).toBe("Running");
     expect(Object.values(live).some((o) => o.kind === "PersistentVolumeClaim")).toBe(true);
     await waitFor(`${xr.metadata!.name} Synced`, async () => condition(await ew(SANDBOX.metadata!.name!), "Synced")?.status === "True", 60_000);
+    // Every version the CRD serves lists the Sandbox: none waits on a conversion webhook this
+    // cluster does not run (installUpstreamCRDs says why that matters).
+    for (const version of ["v1alpha1", "v1beta1"]) {
+      const res = await c.request("GET", `/apis/agents.x-k8s.io/${version}/sandboxes?resourceVersion=0`);
+      expect(res.status, `${version}: ${res.text.slice(0, 300)}`).toBe(200);
+      expect(res.body.items.length, version).toBeGreaterThan(0);
+    }
   });
 
   it("agent-substrate: the WorkerPool and ActorTemplate exist, accepted by the upstream CRDs", async () => {
