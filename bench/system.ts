@@ -154,16 +154,6 @@ function workspaces(n: number): Obj[] {
   return out;
 }
 
-/**
- * The generation of each workspace kind's CRD: the API server rebuilds a CRD's storage, watch
- * cache included, whenever its spec changes, and answers 429 until the cache is listed again.
- */
-async function crdGenerations(kube: Kube): Promise<string> {
-  const plural = (kind: string) => `${kind.toLowerCase()}s.workspaces.berth.dev`;
-  const gens = await Promise.all(KINDS.map(async (k) => (await kube.get("apiextensions.k8s.io/v1", "CustomResourceDefinition", plural(k)))?.metadata?.generation));
-  return KINDS.map((k, i) => `${k} ${gens[i]}`).join(", ");
-}
-
 /** What each XR kind composes when converged: the count of its resourceRefs. */
 async function expectedRefs(kube: Kube, kind: string, name: string): Promise<number> {
   return kube.waitFor(`${kind} ${name} converged (one reference workspace)`, async () => {
@@ -353,7 +343,6 @@ async function measure(n: number): Promise<Result> {
     say(`N=${n}: a converged DeveloperWorkspace composes ${want.DeveloperWorkspace} objects, an ExecutionWorkspace ${want.ExecutionWorkspace}`);
 
     const before = await sample(cp, fn.logFile);
-    const generationsBefore = await crdGenerations(cp.kube);
     const t0 = Date.now();
     await pool(docs.slice(2), CONCURRENCY, (d) => c.apply(d));
     let syncedAt = 0;
@@ -369,7 +358,7 @@ async function measure(n: number): Promise<Result> {
       if (Date.now() - progressAt >= 60_000) {
         progressAt = Date.now();
         const now = await sample(cp, fn.logFile);
-        say(`N=${n}: ${((progressAt - t0) / 1000).toFixed(0)} s: ${s.synced} of ${total} Synced, ${s.applied} with all their objects; ${now.calls - before.calls} calls, ${now.reconciles - before.reconciles} reconciles, ${now.apiThrottled - before.apiThrottled} requests refused with 429; CRD generations ${await crdGenerations(cp.kube)} (${generationsBefore} before)`);
+        say(`N=${n}: ${((progressAt - t0) / 1000).toFixed(0)} s: ${s.synced} of ${total} Synced, ${s.applied} with all their objects; ${now.calls - before.calls} calls, ${now.reconciles - before.reconciles} reconciles, ${now.apiThrottled - before.apiThrottled} requests refused with 429`);
       }
       await sleep(pollMs(total));
     }

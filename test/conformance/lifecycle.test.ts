@@ -6,7 +6,7 @@
 // touched, and an activity signal resumes the suspended one at once (its annotation change
 // reconciles it; nothing waits for the Operation or the composition's requeue).
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { DETACHED_AT, EXPIRED_AT, LAST_ACTIVITY, RELEASED_AT, SUSPENDED_AT, SUSPENDED_BY } from "../../functions/berth/lifecycle/signals.js";
+import { DETACHED_AT, EXPIRED_AT, LAST_ACTIVITY, RELEASED_AT, rfc3339, SUSPENDED_AT, SUSPENDED_BY } from "../../functions/berth/lifecycle/signals.js";
 import { classPermitsInEffect, Cluster, compressedLifecycle, condition, hasRunningStatus, load, loadOne, type Obj, operationsOf, printedColumns, standInRunning, standInSuspended, waitFor } from "./setup.js";
 
 const c = new Cluster(inject("kubeconfig"));
@@ -51,9 +51,9 @@ const CRON = compressedLifecycle("berth-lifecycle-conformance", 1, { matchLabels
 
 const ew = (name: string) => c.get(API, "ExecutionWorkspace", name);
 const sandboxOf = (name: string) => c.get(SANDBOX_API, "Sandbox", "workspace", `ws-${name}`);
-const nowRFC3339 = () => new Date().toISOString().replace(/\.\d+Z$/, "Z");
+const nowRFC3339 = () => rfc3339(new Date());
 /** A second past now: activity must be after a detach written within the same second. */
-const nowRFC3339Later = () => new Date(Date.now() + 1000).toISOString().replace(/\.\d+Z$/, "Z");
+const nowRFC3339Later = () => rfc3339(new Date(Date.now() + 1000));
 
 /** Stands in for the node and agent-sandbox: every composed object that has a running status gets it. */
 async function runningStandIn(name: string): Promise<void> {

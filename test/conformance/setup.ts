@@ -22,6 +22,7 @@ import type { TestProject } from "vitest/node";
 import { parseAllDocuments } from "yaml";
 import { installedFunction } from "../support/function-name.js";
 import { upstreamCRDs } from "../support/upstream-crds.js";
+import { rfc3339 } from "../../functions/berth/lifecycle/signals.js";
 
 export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 export const FIELD_MANAGER = "berth-conformance";
@@ -323,13 +324,13 @@ export const hasRunningStatus = (o: Obj): boolean => RUNNING_STATUS[o.kind!] !==
 export async function standInRunning(c: Cluster, o: Obj): Promise<void> {
   const status = RUNNING_STATUS[o.kind!];
   if (!status) throw new Error(`no stand-in status for ${o.kind}`);
-  await c.patchStatus(o.apiVersion!, o.kind!, o.metadata!.name!, o.metadata!.namespace, status(new Date().toISOString().replace(/\.\d+Z$/, "Z")));
+  await c.patchStatus(o.apiVersion!, o.kind!, o.metadata!.name!, o.metadata!.namespace, status(rfc3339(new Date())));
 }
 
 /** What agent-sandbox reports once a suspended Sandbox's pod is gone: no longer Ready. */
 export async function standInSuspended(c: Cluster, sandbox: { namespace: string; name?: string }): Promise<void> {
   await c.patchStatus("agents.x-k8s.io/v1beta1", "Sandbox", sandbox.name ?? "workspace", sandbox.namespace, {
-    conditions: [{ type: "Ready", status: "False", reason: "StandIn", message: "a test stands in for agent-sandbox: suspended", lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, "Z") }],
+    conditions: [{ type: "Ready", status: "False", reason: "StandIn", message: "a test stands in for agent-sandbox: suspended", lastTransitionTime: rfc3339(new Date()) }],
   });
 }
 

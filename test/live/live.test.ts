@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { classPermitsInEffect, compressedLifecycle, condition, operationsOf, printedColumns, sleep, undoneByCrossplane, waitFor, type Obj } from "../conformance/setup.js";
-import { LAST_ACTIVITY, SUSPENDED_AT } from "../../functions/berth/lifecycle/signals.js";
+import { LAST_ACTIVITY, rfc3339, SUSPENDED_AT } from "../../functions/berth/lifecycle/signals.js";
 import { startLiveCluster, type LiveCluster } from "./cluster.js";
 import { CROSSPLANE_NAMESPACE, FUNCTION_NAME, rollOutFunction } from "./operator-install.js";
 import { shippedRuntime } from "../../image/shipped.js";
@@ -111,7 +111,7 @@ async function listen(port: number): Promise<number> {
 
 /** Stands in for the agent-sandbox controller's report: the Sandbox Ready while its pod runs, not Ready once stopped. */
 async function reportSandbox(ns: string, ready: boolean): Promise<void> {
-  const now = new Date().toISOString().replace(/\.\d+Z$/, "Z");
+  const now = rfc3339(new Date());
   await live.cluster.patchStatus("agents.x-k8s.io/v1beta1", "Sandbox", "workspace", ns, {
     conditions: [{ type: "Ready", status: ready ? "True" : "False", reason: ready ? "StandIn" : "Suspended", message: "the live suite stands in for agent-sandbox", lastTransitionTime: now }],
   });
@@ -578,7 +578,7 @@ describe("an ExecutionWorkspace on the agent-sandbox class (the Sandbox controll
     const before = await probe(sessionPod, ["read", "/workspace/kept"]);
     const uidBefore = (await pod(SESSION.ns, "workspace"))!.metadata!.uid;
     const pvc = (await live.cluster.get("v1", "PersistentVolumeClaim", "workspace", SESSION.ns))!.metadata!.uid;
-    const signal = () => live.cluster.mergePatch({ apiVersion: "workspaces.berth.dev/v1alpha1", kind: "ExecutionWorkspace", metadata: { name: SESSION.name, annotations: { [LAST_ACTIVITY]: new Date().toISOString().replace(/\.\d+Z$/, "Z") } } });
+    const signal = () => live.cluster.mergePatch({ apiVersion: "workspaces.berth.dev/v1alpha1", kind: "ExecutionWorkspace", metadata: { name: SESSION.name, annotations: { [LAST_ACTIVITY]: rfc3339(new Date()) } } });
     const phase = (want: string) =>
       waitFor(`${SESSION.name} phase ${want}`, async () => {
         const x = await live.cluster.get("workspaces.berth.dev/v1alpha1", "ExecutionWorkspace", SESSION.name);

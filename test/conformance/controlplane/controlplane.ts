@@ -445,7 +445,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       onStop: (hook) => void beforeStop.push(hook),
       pids: () => Object.fromEntries(processes.procs.filter((p) => p.exitCode === undefined && p.child.pid).map((p) => [p.name, p.child.pid!])),
       kill: (name, signal = "SIGKILL") => processes.injectStop(name, signal),
-      relaunch: async (name, timeoutMs = 120_000) => void (await processes.relaunchNamed(name, readiness.get(name), timeoutMs)),
+      relaunch: (name, timeoutMs = 120_000) => processes.relaunchNamed(name, readiness.get(name), timeoutMs),
       startFunction: async (f) => {
         if (!cp.functionTLSDir) throw new Error("startFunction needs Crossplane (its CA signs the function's certificate)");
         const port = f.port ?? (await freePort());

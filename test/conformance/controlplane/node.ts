@@ -500,7 +500,7 @@ export async function startNode(cp: ControlPlane, net: NodeNetwork, opts: NodeOp
     },
     inNetns: (argv, o = {}) => run("nsenter", [`--net=${netnsPath}`, "--", ...argv], o),
     kill: (name, signal = "SIGKILL") => processes.injectStop(name, signal),
-    relaunch: async (name, timeoutMs = 120_000) => void (await processes.relaunchNamed(name, readiness[name], timeoutMs)),
+    relaunch: (name, timeoutMs = 120_000) => processes.relaunchNamed(name, readiness[name], timeoutMs),
     stop,
   };
 }

@@ -154,12 +154,11 @@ export class ProcessSet {
    * Starts the process named `name` again (see relaunch) and waits until `ready(since)` answers
    * true, `since` being the time of the relaunch; without `ready`, until it has run a second.
    */
-  async relaunchNamed(name: string, ready: ((since: number) => Promise<boolean>) | undefined, timeoutMs: number): Promise<Proc> {
+  async relaunchNamed(name: string, ready: ((since: number) => Promise<boolean>) | undefined, timeoutMs: number): Promise<void> {
     const since = Date.now();
     const p = this.relaunch(this.named(name));
     await this.poll(`${name} ready again`, p, ready ? () => ready(since) : async () => (await sleep(1000), true), timeoutMs);
     this.opts.log(`${name} relaunched (pid ${p.child.pid}), ready in ${Date.now() - since} ms`);
-    return p;
   }
 
   /** Throws, with the end of its log, if the process has exited. */
