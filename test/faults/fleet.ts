@@ -18,6 +18,8 @@ export interface Member {
 /** One workspace's state as its XR says it. */
 export interface Seen {
   synced?: { status?: string; reason?: string; message?: string };
+  /** Crossplane's Responsive condition: False, reason WatchCircuitOpen, while it drops the XR's watch events. */
+  responsive?: { status?: string; reason?: string; message?: string };
   phase?: string;
   reason?: string;
   message?: string;
@@ -61,6 +63,7 @@ export async function seeAll(c: Cluster): Promise<Map<string, Seen>> {
       if (!xr.metadata!.name!.startsWith(FLEET_PREFIX)) continue;
       out.set(`${kind}/${xr.metadata!.name}`, {
         synced: condition(xr, "Synced"),
+        responsive: condition(xr, "Responsive"),
         phase: xr.status?.phase,
         reason: xr.status?.reason,
         message: xr.status?.message,
