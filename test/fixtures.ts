@@ -28,6 +28,18 @@ export function edited<T>(o: T, edit: (copy: T) => void): T {
   return copy;
 }
 
+/** managedFields entries of the kind the API server keeps, each naming `keys` annotation fields. */
+export function managedFields(count: number, keys: number): unknown[] {
+  return Array.from({ length: count }, (_, i) => ({
+    manager: `controller-${i}`,
+    operation: "Update",
+    apiVersion: "v1",
+    time: "2026-12-01T00:00:00Z",
+    fieldsType: "FieldsV1",
+    fieldsV1: { "f:metadata": { "f:annotations": Object.fromEntries(Array.from({ length: keys }, (_, k) => [`f:example.com/note-${i}-${k}`, {}])) } },
+  }));
+}
+
 export const resource = (o: KubeObject): Resource => ({ resource: o, connectionDetails: {}, ready: 0 });
 
 /** Required resources under the keys the function asks for, as Crossplane hands them back. */

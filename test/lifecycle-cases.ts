@@ -2,7 +2,7 @@ import { RunFunctionRequest, type RunFunctionResponse, Severity } from "@crosspl
 import { EXPIRED_AT, LAST_ACTIVITY, RELEASED_AT, rfc3339, SUSPENDED_AT, SUSPENDED_BY } from "../functions/berth/lifecycle/signals.js";
 import type { KubeObject } from "../functions/berth/model.js";
 import { EPHEMERAL_CLASS } from "./execution-cases.js";
-import { CLASS_SANDBOX, CLASS_SUBSTRATE, EW_SANDBOX, edited, required } from "./fixtures.js";
+import { CLASS_SANDBOX, CLASS_SUBSTRATE, EW_SANDBOX, edited, managedFields, required } from "./fixtures.js";
 
 // Whole requests and whole responses for Berth's lifecycle Operation step, run in-process with a
 // fixed clock (test/unit/lifecycle.test.ts) and over gRPC against the real clock
@@ -44,6 +44,26 @@ function operationRequest(workspaces: KubeObject[], input: Record<string, unknow
   });
 }
 
+/**
+ * The lifecycle Operation's request for a fleet of `count` running ExecutionWorkspaces as the
+ * API server returns them: each about 8.5 KB on the wire with its managedFields (what
+ * bench:system measured at N = 1,000: 8,512,114 bytes). Every other one has been idle for an
+ * hour, past its class's 15 minutes; the rest were active a minute ago.
+ */
+export function fleetOperationRequest(now: Date, count: number): { req: RunFunctionRequest; idle: string[] } {
+  const fields = managedFields(5, 44);
+  const idle: string[] = [];
+  const workspaces = Array.from({ length: count }, (_, i) => {
+    const name = `fleet-${String(i).padStart(5, "0")}`;
+    if (i % 2 === 0) idle.push(name);
+    return workspace(now, name, "sandbox-session", { [LAST_ACTIVITY]: minutesBefore(now, i % 2 === 0 ? 60 : 1) }, (w) => {
+      w.metadata.uid = `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`;
+      w.metadata.managedFields = fields;
+    });
+  });
+  return { req: operationRequest(workspaces), idle };
+}
+
 interface Acted {
   workspace: string;
   rule: string;
@@ -72,7 +92,12 @@ function expired(at: string, workspace: string, created: string, minutes = 1440,
 }
 
 /** The whole response: Berth's annotations applied to each workspace it changes, an event per change. */
-function operationResponse(at: string, acted: Acted[], refused: { workspace: string; message: string }[] = []): RunFunctionResponse {
+function operationResponse(
+  at: string,
+  acted: Acted[],
+  refused: { workspace: string; message: string }[] = [],
+  left: { deferred: number; unlistedRefusals: number; max?: number } = { deferred: 0, unlistedRefusals: 0 },
+): RunFunctionResponse {
   return {
     conditions: [],
     meta: { tag: "test", ttl: { seconds: 60, nanos: 0 } },
@@ -84,10 +109,18 @@ function operationResponse(at: string, acted: Acted[], refused: { workspace: str
     results: [
       ...acted.map((a) => ({ severity: Severity.SEVERITY_NORMAL, message: a.message })),
       ...refused.map((r) => ({ severity: Severity.SEVERITY_WARNING, message: `left ExecutionWorkspace "${r.workspace}" alone: ${r.message}` })),
+      ...(left.deferred > 0
+        ? [{ severity: Severity.SEVERITY_NORMAL, message: `${left.deferred} more ExecutionWorkspaces are due for a change; this run made ${acted.length}, the most one run makes (maxChangesPerRun), and the next run makes the rest` }]
+        : []),
+      ...(left.unlistedRefusals > 0
+        ? [{ severity: Severity.SEVERITY_WARNING, message: `left ${left.unlistedRefusals} more ExecutionWorkspaces alone for the same kinds of reasons; not listed (at most ${left.max} per run)` }]
+        : []),
     ],
     output: {
       acted: acted.map(({ workspace, rule, message }) => ({ workspace, rule, at, message })),
       refused: refused.map((r) => ({ workspace: r.workspace, rule: "IdleTimeout", message: r.message })),
+      deferred: left.deferred,
+      unlistedRefusals: left.unlistedRefusals,
     },
   } as unknown as RunFunctionResponse;
 }
@@ -181,6 +214,27 @@ export function lifecycleCases(now: Date, at = rfc3339(now)): LifecycleCase[] {
         workspace(now, "young", "sandbox-session", { [LAST_ACTIVITY]: ago(1) }, (w) => (w.metadata.creationTimestamp = ago(1439))),
       ]),
       want: operationResponse(at, [expired(at, "busy-but-old", ago(1500)), expired(at, "suspended-and-old", ago(1441)), expired(at, "scratch-and-old", ago(1440), 1440, "ephemeral-session")]),
+    },
+    {
+      name: "OneRunMakesAtMostMaxChangesPerRun",
+      reason:
+        "Five workspaces idle and four refused, with maxChangesPerRun 2: the run suspends the first two and lists two refusals, and says how many it left; the next run decides the rest again.",
+      req: operationRequest(
+        [
+          ...["idle-a", "idle-b", "idle-c", "idle-d", "idle-e"].map((n) => workspace(now, n, "sandbox-session", { [LAST_ACTIVITY]: ago(30) })),
+          ...["scratch-a", "scratch-b", "scratch-c", "scratch-d"].map((n) => workspace(now, n, "ephemeral-session", { [LAST_ACTIVITY]: ago(30) })),
+        ],
+        { maxChangesPerRun: 2 },
+      ),
+      want: operationResponse(
+        at,
+        [idle(at, "idle-a", ago(30)), idle(at, "idle-b", ago(30))],
+        ["scratch-a", "scratch-b"].map((workspace) => ({
+          workspace,
+          message: `idle since ${ago(30)}, past 15 idle minutes; left running: ExecutionWorkspaceClass "ephemeral-session" is Ephemeral and the workspace's onDetach action is Keep`,
+        })),
+        { deferred: 3, unlistedRefusals: 2, max: 2 },
+      ),
     },
     {
       name: "ExpiryIsFinal",

@@ -95,7 +95,14 @@ function runLifecycle(req: RunFunctionRequest, now: Date, logger: Logger | undef
     {
       operation: "lifecycle",
       verdict: verdict.type,
-      ...(verdict.type === "decided" ? { acted: verdict.decision.acted.map((a) => `${a.workspace}: ${a.rule}`), refused: verdict.decision.refused.length } : {}),
+      ...(verdict.type === "decided"
+        ? {
+            workspaces: verdict.workspaces,
+            acted: verdict.decision.acted.map((a) => `${a.workspace}: ${a.rule}`),
+            refused: verdict.decision.refused.length + verdict.decision.unlistedRefusals,
+            deferred: verdict.decision.deferred,
+          }
+        : {}),
       durationMs: elapsedMs(),
     },
     "judged",

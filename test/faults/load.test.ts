@@ -12,7 +12,7 @@ import { asObserved, renderConverged } from "../../functions/berth/local-render.
 import { runFunction } from "../../functions/berth/function.js";
 import type { KubeObject } from "../../functions/berth/model.js";
 import { SHIPPED_ENTRY, shippedNodeFlags } from "../../image/shipped.js";
-import { CLASS_SANDBOX, EPHEMERAL, EW_SANDBOX, PERSISTENT, PROFILE, SERVICES, STORAGE_CLASS } from "../fixtures.js";
+import { CLASS_SANDBOX, EPHEMERAL, EW_SANDBOX, managedFields, PERSISTENT, PROFILE, SERVICES, STORAGE_CLASS } from "../fixtures.js";
 import { connect, type FunctionProcess, type RunFunctionClient, startFunction } from "../support/function-process.js";
 import { peakRssMb } from "../support/processes.js";
 import { tempDirs } from "../support/temp.js";
@@ -27,18 +27,6 @@ const PEAK_RSS_LIMIT_MB = 1024;
 const tempDir = tempDirs();
 const wire = (o: unknown) => JSON.parse(JSON.stringify(o));
 const log = (m: string) => process.stderr.write(`[faults load] ${m}\n`);
-
-/** managedFields entries of the kind the API server keeps, each naming `keys` annotation fields. */
-function managedFields(count: number, keys: number): unknown[] {
-  return Array.from({ length: count }, (_, i) => ({
-    manager: `controller-${i}`,
-    operation: "Update",
-    apiVersion: "v1",
-    time: "2026-12-01T00:00:00Z",
-    fieldsType: "FieldsV1",
-    fieldsV1: { "f:metadata": { "f:annotations": Object.fromEntries(Array.from({ length: keys }, (_, k) => [`f:example.com/note-${i}-${k}`, {}])) } },
-  }));
-}
 
 /** The size of a request on the wire (protobuf). */
 const wireBytes = (req: RunFunctionRequest) => RunFunctionRequest.encode(req).finish().length;

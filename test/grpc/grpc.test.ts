@@ -7,7 +7,9 @@ import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXECUTION_CASES } from "../execution-cases.js";
 import { CASES, expected } from "../cases.js";
-import { lifecycleCases } from "../lifecycle-cases.js";
+import { fleetOperationRequest, lifecycleCases } from "../lifecycle-cases.js";
+import { RunFunctionRequest } from "@crossplane-org/function-sdk-typescript";
+import { MAX_REQUEST_ENV } from "../../functions/berth/serve.js";
 import { rfc3339 } from "../../functions/berth/lifecycle/signals.js";
 import { ttlsFromEnvironment } from "../../functions/berth/ttl.js";
 import { connect, type FunctionProcess, type RunFunctionClient, startFunction } from "../support/function-process.js";
@@ -105,23 +107,57 @@ describe("the response TTLs are the operator's to set (BERTH_TTL_PROVISIONING, B
 describe("the function's hygiene on the wire", () => {
   const persistent = () => structuredClone([...CASES].find((c) => c.name === "PersistentWorkspace")!.req);
 
-  it("a request above gRPC's 4 MiB message bound is refused with RESOURCE_EXHAUSTED and both sizes; one just under it is answered", async () => {
-    const fn = await startFunction({ insecure: true });
+  const padded = (bytes: number) => {
+    const req = persistent();
+    req.observed!.resources = { ...req.observed!.resources, padding: { resource: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "padding", namespace: "ws-alice-payments" }, data: { pad: "x".repeat(bytes) } }, connectionDetails: {}, ready: 0 } };
+    return req;
+  };
+  const refusal = (call: Promise<unknown>) => call.then(() => undefined, (e: { code?: number; details?: string }) => e);
+
+  it("the lifecycle Operation's request for 1,000 ExecutionWorkspaces (8.5 MB, twice gRPC's default 4 MiB bound) is answered: the idle half suspended", async () => {
+    const fn = await startFunction({ entry: SHIPPED_ENTRY, nodeFlags: shippedNodeFlags(), insecure: true });
     const client = connect(fn.address);
-    const padded = (bytes: number) => {
-      const req = persistent();
-      req.observed!.resources = { ...req.observed!.resources, padding: { resource: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "padding", namespace: "ws-alice-payments" }, data: { pad: "x".repeat(bytes) } }, connectionDetails: {}, ready: 0 } };
-      return req;
-    };
+    const { req, idle } = fleetOperationRequest(new Date(), 1000);
     try {
-      expect((await client.runFunction(padded(4 * 1024 * 1024 - 64 * 1024))).results?.some((r) => r.severity === 1)).toBe(false);
-      const refused = await client.runFunction(padded(5 * 1024 * 1024)).then(() => undefined, (e: any) => e);
-      expect(refused?.code, "the call is refused").toBe(8); // RESOURCE_EXHAUSTED
-      expect(refused.details).toMatch(/^Received message larger than max \(\d+ vs 4194304\)$/);
+      expect(RunFunctionRequest.encode(req).finish().length).toBeGreaterThan(8 * 1024 * 1024);
+      const rsp = wire(await client.runFunction(req));
+      expect(rsp.results.filter((r: { severity: number }) => r.severity !== 3)).toEqual([]); // only normal results: one per suspension
+      expect(Object.keys(rsp.desired.resources).sort()).toEqual(idle);
+      expect(rsp.output).toMatchObject({ deferred: 0, unlistedRefusals: 0 });
     } finally {
       client.close();
       await fn.stop();
     }
+  });
+
+  it("a request above the function's bound (64 MiB, or BERTH_MAX_REQUEST_SIZE) is refused with RESOURCE_EXHAUSTED and both sizes; one just under it is answered", async () => {
+    const fn = await startFunction({ insecure: true });
+    const client = connect(fn.address);
+    try {
+      const refused = await refusal(client.runFunction(padded(65 * 1024 * 1024)));
+      expect(refused?.code, "the call is refused").toBe(8); // RESOURCE_EXHAUSTED
+      expect(refused?.details).toMatch(/^Received message larger than max \(\d+ vs 67108864\)$/);
+    } finally {
+      client.close();
+      await fn.stop();
+    }
+    const bounded = await startFunction({ insecure: true, env: { ...process.env, BERTH_MAX_REQUEST_SIZE: "4Mi" } });
+    const boundedClient = connect(bounded.address);
+    try {
+      expect((await boundedClient.runFunction(padded(4 * 1024 * 1024 - 64 * 1024))).results?.some((r) => r.severity === 1)).toBe(false);
+      const refused = await refusal(boundedClient.runFunction(padded(5 * 1024 * 1024)));
+      expect(refused?.code, "the call is refused").toBe(8);
+      expect(refused?.details).toMatch(/^Received message larger than max \(\d+ vs 4194304\)$/);
+    } finally {
+      boundedClient.close();
+      await bounded.stop();
+    }
+  });
+
+  it("a bad BERTH_MAX_REQUEST_SIZE stops the process at start-up with the variable named", async () => {
+    await expect(startFunction({ entry: SHIPPED_ENTRY, insecure: true, env: { ...process.env, BERTH_MAX_REQUEST_SIZE: "lots" } })).rejects.toThrow(
+      `function exited with 2:\nfunction-berth: ${MAX_REQUEST_ENV}="lots": want a size between 4Mi and 1Gi`,
+    );
   });
 
   it("with --debug, one line per call names the XR, the verdict and the duration, and no line carries a secret", async () => {

@@ -21,6 +21,8 @@ describe("the lifecycle Operation: whole request in, whole response out", () => 
     const req = edited(lifecycleCases(NOW)[0]!.req, (r) => ((r.input as Record<string, unknown>).secondsPerMinute = 0));
     expect(fatalMessage(req)).toBe("invalid LifecycleRules input: secondsPerMinute: Too small: expected number to be >=1");
     expect(runFunction(req, undefined, undefined, () => NOW).desired?.resources ?? {}).toEqual({});
+    const unbounded = edited(lifecycleCases(NOW)[0]!.req, (r) => ((r.input as Record<string, unknown>).maxChangesPerRun = 5000));
+    expect(fatalMessage(unbounded)).toBe("invalid LifecycleRules input: maxChangesPerRun: Too big: expected number to be <=2000");
   });
 
   it("a pipeline step that does not require the workspaces is fatal and says what to add", () => {

@@ -17,6 +17,14 @@ export const lifecycleRulesSchema = z.strictObject({
     .max(60)
     .default(60)
     .describe("How long a lifecycle minute lasts, in seconds: 60 in production; fewer compresses every class's timeouts, for demonstrations and tests."),
+  maxChangesPerRun: z
+    .int()
+    .min(1)
+    .max(2000)
+    .default(500)
+    .describe(
+      "The most workspaces one run changes, and the most refusals it lists; the rest wait for the next run. Keeps the response and the Operation's status small however many workspaces fall due at once.",
+    ),
 });
 
 export type LifecycleRules = z.output<typeof lifecycleRulesSchema>;
