@@ -38,15 +38,15 @@ export interface RawClient {
   close(): void;
 }
 
-export function rawClient(address: string): RawClient {
+export function rawClient(address: string, maxMessageBytes = 64 << 20, deadlineMs = 10_000): RawClient {
   const client = new RawClient(address, grpc.credentials.createInsecure(), {
-    "grpc.max_receive_message_length": 64 << 20,
-    "grpc.max_send_message_length": 64 << 20,
+    "grpc.max_receive_message_length": maxMessageBytes,
+    "grpc.max_send_message_length": maxMessageBytes,
   }) as unknown as grpc.Client & { runFunction(b: Buffer, o: grpc.CallOptions, cb: (e: grpc.ServiceError | null, r: Buffer) => void): void };
   return {
     call: (request) =>
       new Promise((resolve, reject) =>
-        client.runFunction(request, { deadline: Date.now() + 10_000 }, (err, rsp) => (err ? reject(err) : resolve(rsp))),
+        client.runFunction(request, { deadline: Date.now() + deadlineMs }, (err, rsp) => (err ? reject(err) : resolve(rsp))),
       ),
     close: () => client.close(),
   };

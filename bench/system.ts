@@ -34,6 +34,7 @@ import { peakRssMb, pool } from "../test/support/processes.js";
 import { installedFunction } from "../test/support/function-name.js";
 import { sumSamples, workspaceControllers } from "../test/support/prometheus.js";
 import { SHIPPED_ENTRY, shippedNodeFlags } from "../image/shipped.js";
+import { median } from "./load.js";
 import { TTL_ENV, ttlsFromEnvironment } from "../functions/berth/ttl.js";
 
 const { values: opts } = parseArgs({
@@ -109,6 +110,20 @@ interface Sample {
   /** Crossplane's per-XR watch circuit breaker: times one opened, and watch events it dropped. */
   circuitOpens: number;
   watchEventsDropped: number;
+  /** The lifecycle Operation's runs the function answered (its "judged" lines with a decision). */
+  lifecycleRuns: LifecycleRun[];
+}
+
+interface LifecycleRun {
+  workspaces: number;
+  durationMs: number;
+}
+
+function lifecycleRuns(log: string): LifecycleRun[] {
+  return log
+    .split("\n")
+    .filter((l) => l.includes('"msg":"judged"') && l.includes('"verdict":"decided"'))
+    .map((l) => JSON.parse(l) as LifecycleRun);
 }
 
 async function sample(cp: ControlPlane, functionLog: string | undefined): Promise<Sample> {
@@ -128,8 +143,9 @@ async function sample(cp: ControlPlane, functionLog: string | undefined): Promis
     circuitOpens = sumSamples(text, "circuit_breaker_opens_total");
     watchEventsDropped = sumSamples(text, "circuit_breaker_events_total", (l) => l.includes('result="Dropped"'));
   }
-  const calls = functionLog ? readFileSync(functionLog, "utf8").split("\n").filter((l) => l.includes('"msg":"rendered"') && /(Developer|Execution)Workspace /.test(l)).length : 0;
-  return { at: Date.now(), cpu, calls, reconciles, apiRequests, apiThrottled, requestsBy, circuitOpens, watchEventsDropped };
+  const log = functionLog ? readFileSync(functionLog, "utf8") : "";
+  const calls = log.split("\n").filter((l) => l.includes('"msg":"rendered"') && /(Developer|Execution)Workspace /.test(l)).length;
+  return { at: Date.now(), cpu, calls, reconciles, apiRequests, apiThrottled, requestsBy, circuitOpens, watchEventsDropped, lifecycleRuns: lifecycleRuns(log) };
 }
 
 const delta = (a: Sample, b: Sample) => ({
@@ -320,6 +336,10 @@ interface Result {
   /** Over the whole run (burst, ready, idle): a dropped watch event waits for the next requeue. */
   circuit_breaker_opens: number;
   watch_events_dropped: number;
+  /** The berth-lifecycle CronOperation's runs the function answered in the idle minutes (one a minute when it works), and the median time the function took for one, with how many ExecutionWorkspaces it carried. */
+  idle_lifecycle_runs: number;
+  idle_lifecycle_run_ms: number | null;
+  idle_lifecycle_run_workspaces: number | null;
 }
 
 async function measure(n: number): Promise<Result> {
@@ -414,6 +434,7 @@ async function measure(n: number): Promise<Result> {
     }
     const idle1 = await sample(cp, fn.logFile);
     const idle = delta(idle0, idle1);
+    const idleRuns = idle1.lifecycleRuns.slice(idle0.lifecycleRuns.length);
     const after = await composed(cp.kube);
     const movedObjects = tally([...atRest].filter(([k, o]) => after.get(k)?.metadata?.resourceVersion !== o.metadata?.resourceVersion).map(([, o]) => o.kind!));
     const xrs1 = (await xrStates(cp.kube, want)).versions;
@@ -482,6 +503,9 @@ async function measure(n: number): Promise<Result> {
       ttl_at_rest_s: TTLS.atRest,
       circuit_breaker_opens: idle1.circuitOpens - before.circuitOpens,
       watch_events_dropped: idle1.watchEventsDropped - before.watchEventsDropped,
+      idle_lifecycle_runs: idleRuns.length,
+      idle_lifecycle_run_ms: idleRuns.length > 0 ? median(idleRuns.map((r) => r.durationMs)) : null,
+      idle_lifecycle_run_workspaces: idleRuns.at(-1)?.workspaces ?? null,
     };
   } finally {
     await cp.stop();
@@ -504,6 +528,7 @@ function print(r: Result): void {
       `  ready (stand-in for the node): every workspace Ready ${f(r.ready_after_stand_in_s)} s after its runtime objects were marked ready, ${r.quiet_after_stand_in_s === null ? "never a minute without a reconcile in the 15 min after" : `no reconcile for a minute from ${f(r.quiet_after_stand_in_s)} s`}; ${f(r.ready_calls_per_workspace, 2)} calls, ${f(r.ready_reconciles_per_workspace, 2)} reconciles per workspace`,
       `  idle ${r.idle_minutes} min (response TTL ${r.ttl_provisioning_s} s provisioning, ${r.ttl_at_rest_s} s at rest): ${f(r.idle_calls_per_workspace_hour, 2)} calls, ${f(r.idle_reconciles_per_workspace_hour, 2)} reconciles, ${f(r.idle_cpu_s_per_workspace_hour, 3)} CPU s per workspace per hour; calls by minute ${r.idle_calls_by_minute.join(" ")}`,
       `  idle API requests, most frequent: ${top(r.idle_api_requests_by_verb_and_resource)}`,
+      `  lifecycle CronOperation while idle: ${r.idle_lifecycle_runs} runs answered in ${r.idle_minutes} min${r.idle_lifecycle_run_ms === null ? "" : `, ${f(r.idle_lifecycle_run_ms, 0)} ms each (median) for ${r.idle_lifecycle_run_workspaces} ExecutionWorkspaces`}`,
       `  Crossplane's watch circuit breaker: opened ${r.circuit_breaker_opens} times, dropped ${r.watch_events_dropped} watch events over the run`,
       `  idle writes: ${r.idle_resource_versions_changed} resourceVersions moved ${JSON.stringify(r.idle_resource_versions_changed_by_kind)}, ${r.idle_events_written} events written ${JSON.stringify(r.idle_events_by_kind_and_reason)}`,
       "",

@@ -4,7 +4,10 @@
 // once a minute against the real API server: an idle Durable workspace is suspended and says
 // which rule acted and when, an active one and one whose class forbids suspend are never
 // touched, and an activity signal resumes the suspended one at once (its annotation change
-// reconciles it; nothing waits for the Operation or the composition's requeue).
+// reconciles it; nothing waits for the Operation or the composition's requeue). The cluster
+// also holds 24 classes of about 240 KB each, so every Operation's request here is past gRPC's
+// default 4 MiB bound, as it is for a fleet of 500 or more ExecutionWorkspaces (about 8.5 KB
+// each): what bench:system found the function refusing before it served with its own bound.
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { DETACHED_AT, EXPIRED_AT, LAST_ACTIVITY, RELEASED_AT, rfc3339, SUSPENDED_AT, SUSPENDED_BY } from "../../functions/berth/lifecycle/signals.js";
 import { classPermitsInEffect, Cluster, compressedLifecycle, condition, hasRunningStatus, load, loadOne, type Obj, operationsOf, printedColumns, standInRunning, standInSuspended, waitFor } from "./setup.js";
@@ -46,6 +49,13 @@ const GONE = { ...workspace("lc-gone", DURABLE), metadata: { name: "lc-gone" } }
 GONE.spec.onDetach = "Delete";
 const SHORT = workspace("lc-short", BRIEF);
 const ALL = [IDLE, BUSY, SCRATCH, THROWAWAY, AWAY, GONE, SHORT];
+/** Classes that carry 240 KB each (an annotation near the API server's 256 KB limit), so the Operation's request is past 4 MiB. */
+const PADDING = Array.from({ length: 24 }, (_, i): Obj => {
+  const cls = structuredClone(DURABLE);
+  cls.metadata = { name: `lifecycle-padding-${i}`, labels: LABEL, annotations: { "berth.dev/conformance-padding": "x".repeat(240_000) } };
+  return cls;
+});
+const FOUR_MIB = 4 * 1024 * 1024;
 
 const CRON = compressedLifecycle("berth-lifecycle-conformance", 1, { matchLabels: LABEL });
 
@@ -90,6 +100,7 @@ describe.runIf(local)("the lifecycle, run by Crossplane Operations", () => {
       await waitFor(`ExecutionWorkspaceClass ${cls.metadata!.name} Ready`, async () => condition(await c.getOf(cls), "Ready")?.status === "True", 120_000);
       await classPermitsInEffect(c, cls.metadata!.name!);
     }
+    for (const cls of PADDING) await c.apply(cls);
     for (const w of ALL) await c.apply(w);
     for (const w of ALL) await phaseOf(w.metadata!.name!, "Ready", 120_000);
     // Whatever drives lc-busy's agent reports activity every few seconds.
@@ -105,13 +116,24 @@ describe.runIf(local)("the lifecycle, run by Crossplane Operations", () => {
     clearInterval(keepBusy);
     await c.delete(OPS, "CronOperation", CRON.metadata!.name!).catch(() => undefined);
     for (const w of ALL) await c.delete(API, "ExecutionWorkspace", w.metadata!.name!).catch(() => undefined);
+    for (const cls of PADDING) await c.delete(API, "ExecutionWorkspaceClass", cls.metadata!.name!).catch(() => undefined);
   });
 
-  it("the shipped CronOperation runs Berth's function every minute and its Operations succeed", async () => {
+  it("the shipped CronOperation runs Berth's function every minute and its Operations succeed, with requests past gRPC's default 4 MiB bound", async () => {
     const shipped = loadOne("operations/lifecycle.yaml").metadata!.name!;
-    const op = await waitFor(`an Operation of CronOperation ${shipped} Succeeded`, async () => {
-      return (await operationsOf(c, shipped)).find((o) => condition(o, "Succeeded")?.status === "True");
-    }, 150_000, 2000);
+    // What the Operation's request carries: every ExecutionWorkspace and class as the API server lists them.
+    const listed = async (plural: string) => Buffer.byteLength(JSON.stringify((await c.request("GET", `/apis/${API}/${plural}`)).body.items));
+    const bytes = (await listed("executionworkspaces")) + (await listed("executionworkspaceclasses"));
+    log(`the Operation's required resources: ${(bytes / 1024 / 1024).toFixed(2)} MiB as JSON`);
+    expect(bytes).toBeGreaterThan(FOUR_MIB * 1.2);
+    const after = Date.now();
+    const op = await waitFor(`an Operation of CronOperation ${shipped} made after that Succeeded`, async () => {
+      return (await operationsOf(c, shipped)).find((o) => Date.parse(String(o.metadata!.creationTimestamp)) >= after - 1000 && condition(o, "Succeeded")?.status === "True");
+    }, 150_000, 2000).catch(async (e: Error) => {
+      // Says why the Operations failed (a refused request names both sizes).
+      const last = (await operationsOf(c, shipped)).at(-1);
+      throw new Error(`${e.message}; the last Operation says: ${JSON.stringify(last?.status?.conditions ?? [])}`);
+    });
     expect(op.status.pipeline?.[0]?.step).toBe("lifecycle");
   });
 
