@@ -1,5 +1,14 @@
 import * as grpc from "@grpc/grpc-js";
-import { type FunctionHandler, FunctionRunner, FunctionRunnerServiceService, helpText, parseArgs, startServer } from "@crossplane-org/function-sdk-typescript";
+import {
+  type FunctionHandler,
+  FunctionRunner,
+  FunctionRunnerServiceService,
+  helpText,
+  parseArgs,
+  type RunFunctionRequest,
+  type RunFunctionResponse,
+  startServer,
+} from "@crossplane-org/function-sdk-typescript";
 import { pino } from "pino";
 
 /**
@@ -7,7 +16,7 @@ import { pino } from "pino";
  * workspace and the few objects it requires: tens of KB. The lifecycle Operation's request
  * carries every ExecutionWorkspace and class as the API server returns them, managedFields
  * included: about 8.5 KB per workspace, so gRPC's default bound (4 MiB, the SDKs' default too)
- * refused it above about 450 workspaces. 64 MiB fits about 7,500; `npm run bench:lifecycle`
+ * refused it above about 490 workspaces. 64 MiB fits about 7,500; `npm run bench:lifecycle`
  * measures what a request of each size costs the function in time and memory. Crossplane's
  * client sends any size, so this bound is what keeps one request from taking the function's
  * memory.
@@ -31,48 +40,46 @@ export function maxRequestBytesFromEnvironment(env: Record<string, string | unde
 }
 
 /**
- * Serves a function the way the SDK's `serve` does (the standard flags, TLS unless --insecure,
- * SIGTERM answers the calls in flight and then exits 0), with one difference the SDK does not
- * offer: the gRPC server's receive bound.
+ * Serves the function over gRPC as Crossplane expects: the standard flags (parsed by the SDK,
+ * so they stay the SDK's), TLS unless --insecure, and the receive bound above, which the SDK's
+ * `serve` does not let a function set. On SIGTERM or SIGINT it stops taking calls, answers the
+ * ones in flight and exits 0: Kubernetes sends SIGTERM on every rollout.
  */
 export function serveFunction(handler: FunctionHandler, opts: { name: string; maxRequestBytes: number }): grpc.Server {
-  let args: ReturnType<typeof parseArgs>;
+  let flags: ReturnType<typeof parseArgs>;
   try {
-    args = parseArgs(process.argv.slice(2));
+    flags = parseArgs(process.argv.slice(2));
   } catch (e) {
     process.stderr.write(`${opts.name}: ${(e as Error).message}\nTry '${opts.name} --help' for the available flags.\n`);
     process.exit(2);
   }
-  const { help, ...serverOptions } = args;
+  const { help, ...serverOptions } = flags;
   if (help) {
     process.stdout.write(`${helpText(opts.name)}\n\nEnvironment: ${MAX_REQUEST_ENV} (default 64Mi), BERTH_TTL_PROVISIONING (60s), BERTH_TTL_AT_REST (15m).\n`);
     process.exit(0);
   }
+  // Crossplane's own log shape: a severity field rather than pino's numeric level.
   const logger = pino({ level: serverOptions.debug ? "debug" : "info", formatters: { level: (label) => ({ severity: label.toUpperCase() }) } });
   const runner = new FunctionRunner(handler, logger);
   const server = new grpc.Server({ "grpc.max_receive_message_length": opts.maxRequestBytes });
-  server.addService(FunctionRunnerServiceService, {
-    runFunction: (call: grpc.ServerUnaryCall<any, any>, callback: grpc.sendUnaryData<any>) => {
-      runner.RunFunction(call.request, logger).then(
-        (rsp) => callback(null, rsp),
-        (e: Error) => callback(e),
-      );
-    },
-  });
+  const runFunction: grpc.handleUnaryCall<RunFunctionRequest, RunFunctionResponse> = (call, answer) => {
+    runner.RunFunction(call.request, logger).then(
+      (rsp) => answer(null, rsp),
+      (e: Error) => answer(e),
+    );
+  };
+  server.addService(FunctionRunnerServiceService, { runFunction });
   startServer(server, serverOptions, logger);
-  logger.debug({ maxRequestBytes: opts.maxRequestBytes }, "serving");
-  const shutdown = (signal: string) => {
-    logger.info(`received ${signal}, shutting down`);
-    server.tryShutdown((err) => {
-      if (err) {
-        logger.error(err, "error during shutdown");
-        process.exit(1);
-      }
-      logger.info("server shut down");
-      process.exit(0);
+  logger.debug({ maxRequestBytes: opts.maxRequestBytes }, "accepting requests up to this size");
+
+  const stop = (signal: NodeJS.Signals) => {
+    logger.info(`${signal}: no new calls; answering the calls in flight, then exiting`);
+    server.tryShutdown((e) => {
+      if (e !== undefined) logger.error(e, "stopped with an error");
+      else logger.info("stopped: every call answered");
+      process.exit(e === undefined ? 0 : 1);
     });
   };
-  process.on("SIGINT", () => shutdown("SIGINT"));
-  process.on("SIGTERM", () => shutdown("SIGTERM"));
+  for (const signal of ["SIGTERM", "SIGINT"] as const) process.once(signal, () => stop(signal));
   return server;
 }

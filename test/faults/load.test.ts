@@ -111,6 +111,6 @@ describe("the function under load", () => {
     expect(failed).toEqual([]);
     for (const d of done) if (d.status === "fulfilled") expect(wire(d.value.rsp)).toEqual(answers[d.value.i % requests.length]);
     expect(await exited).toBe(0);
-    expect(fn.output()).toContain("server shut down");
+    expect(fn.output()).toContain("stopped: every call answered");
   }, 120_000);
 });

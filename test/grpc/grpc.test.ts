@@ -189,8 +189,8 @@ describe("the function's hygiene on the wire", () => {
       const exited = new Promise<number | null>((resolve) => fn.process.once("exit", (code) => resolve(code)));
       fn.process.kill("SIGTERM");
       expect(await exited).toBe(0);
-      expect(fn.output()).toContain("received SIGTERM, shutting down");
-      expect(fn.output()).toContain("server shut down");
+      expect(fn.output()).toContain("SIGTERM: no new calls; answering the calls in flight, then exiting");
+      expect(fn.output()).toContain("stopped: every call answered");
       await expect(client.runFunction(persistent())).rejects.toThrow();
     } finally {
       client.close();
