@@ -352,7 +352,10 @@ async function measure(n: number): Promise<Result> {
     const c = new Cluster(cp.kubeconfig);
     await installBerth(c, () => {});
     await applyExampleCluster(c);
-    await applyExampleProfileAndClass(c);
+    // The shipped lifecycle CronOperation runs throughout and judges every ExecutionWorkspace each
+    // minute, but with the example's 15 idle minutes it would suspend them all in the middle of
+    // the run (none signals activity), and "idle" would measure suspensions: a day instead.
+    await applyExampleProfileAndClass(c, (cls) => (cls.spec.lifecycle.idleTimeoutMinutes = 1440));
     const docs = workspaces(n);
     // One workspace of each kind first, alone: how many objects a converged one composes.
     const want: Record<string, number> = {};

@@ -396,8 +396,9 @@ export async function applyExampleCluster(c: Cluster): Promise<void> {
 }
 
 /** The example WorkspaceProfile and ExecutionWorkspaceClass, once the class says Ready (its admission binding rendered). */
-export async function applyExampleProfileAndClass(c: Cluster): Promise<void> {
+export async function applyExampleProfileAndClass(c: Cluster, edit: (cls: Obj) => void = () => {}): Promise<void> {
   const cls = loadOne("examples/class-sandbox.yaml");
+  edit(cls);
   for (const o of [loadOne("examples/profile.yaml"), cls]) await c.apply(o);
   await waitFor(`class ${cls.metadata!.name} Ready`, async () => condition(await c.getOf(cls), "Ready")?.status === "True", 120_000);
 }
