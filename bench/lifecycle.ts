@@ -94,7 +94,7 @@ async function pastTheBound(): Promise<{ workspaces: number; request_mb: number;
       () => "answered",
       (e: { code?: number; details?: string }) => `code ${e.code}: ${e.details}`,
     );
-    if (!/^code 8: Received message larger than max \(\d+ vs 67108864\)$/.test(refused)) throw new Error(`a request of ${request.length} bytes was not refused as expected: ${refused}`);
+    if (!new RegExp(`^code 8: Received message larger than max \\(\\d+ vs ${DEFAULT_MAX_REQUEST_BYTES}\\)$`).test(refused)) throw new Error(`a request of ${request.length} bytes was not refused as expected: ${refused}`);
     return { workspaces, request_mb: request.length / MB, refused };
   } finally {
     client.close();

@@ -10,6 +10,7 @@ import {
   startServer,
 } from "@crossplane-org/function-sdk-typescript";
 import { pino } from "pino";
+import { DEFAULT_TTLS, TTL_ENV } from "./ttl.js";
 
 /**
  * The largest request the function accepts, in bytes. A composition request carries one
@@ -55,7 +56,8 @@ export function serveFunction(handler: FunctionHandler, opts: { name: string; ma
   }
   const { help, ...serverOptions } = flags;
   if (help) {
-    process.stdout.write(`${helpText(opts.name)}\n\nEnvironment: ${MAX_REQUEST_ENV} (default 64Mi), BERTH_TTL_PROVISIONING (60s), BERTH_TTL_AT_REST (15m).\n`);
+    const defaults = `${MAX_REQUEST_ENV} (default ${DEFAULT_MAX_REQUEST_BYTES / 2 ** 20}Mi), ${TTL_ENV.provisioning} (${DEFAULT_TTLS.provisioning}s), ${TTL_ENV.atRest} (${DEFAULT_TTLS.atRest}s)`;
+    process.stdout.write(`${helpText(opts.name)}\n\nEnvironment: ${defaults}.\n`);
     process.exit(0);
   }
   // Crossplane's own log shape: a severity field rather than pino's numeric level.
