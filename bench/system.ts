@@ -170,12 +170,21 @@ function workspaces(n: number): Obj[] {
   return out;
 }
 
-/** What each XR kind composes when converged: the count of its resourceRefs. */
+/**
+ * What each XR kind composes when converged: the count of its resourceRefs once the XR is Synced
+ * and the count has held for 5 s. Synced alone is not enough: the first reconcile composes the
+ * Namespace alone and is Synced too, so a probe that took the first Synced count could read 1 and
+ * call a workspace converged with one object of ten.
+ */
 async function expectedRefs(kube: Kube, kind: string, name: string): Promise<number> {
+  let seen = 0;
+  let since = Date.now();
   return kube.waitFor(`${kind} ${name} converged (one reference workspace)`, async () => {
     const xr = await kube.get(API, kind, name);
     const synced = (xr?.status?.conditions ?? []).some((c: any) => c.type === "Synced" && c.status === "True");
-    return synced && (xr.spec?.crossplane?.resourceRefs ?? []).length > 0 ? (xr.spec.crossplane.resourceRefs.length as number) : undefined;
+    const count: number = synced ? (xr.spec?.crossplane?.resourceRefs ?? []).length : 0;
+    if (count !== seen) [seen, since] = [count, Date.now()];
+    return count > 0 && Date.now() - since >= 5_000 ? count : undefined;
   }, 180_000, 500);
 }
 
@@ -183,6 +192,8 @@ interface XRState {
   synced: number;
   applied: number;
   ready: number;
+  /** The XRs still short of their objects, by kind and how many they have: "ExecutionWorkspace 1/10" → count. */
+  behind: Map<string, number>;
   /** resourceVersion of every sys-* XR, keyed kind/name. */
   versions: Map<string, string>;
 }
@@ -215,12 +226,17 @@ const LIST_PATIENCE_MS = 5 * 60_000;
 const pollMs = (total: number) => Math.max(500, total);
 
 async function xrStates(kube: Kube, want: Record<string, number>): Promise<XRState> {
-  const state: XRState = { synced: 0, applied: 0, ready: 0, versions: new Map() };
+  const state: XRState = { synced: 0, applied: 0, ready: 0, behind: new Map(), versions: new Map() };
   for (const kind of KINDS) {
     for (const xr of await listXRs(kube, kind)) {
       if (!xr.metadata.name.startsWith("sys-")) continue;
       if ((xr.status?.conditions ?? []).some((c: any) => c.type === "Synced" && c.status === "True")) state.synced++;
-      if ((xr.spec?.crossplane?.resourceRefs ?? []).length >= want[kind]!) state.applied++;
+      const refs = (xr.spec?.crossplane?.resourceRefs ?? []).length;
+      if (refs >= want[kind]!) state.applied++;
+      else {
+        const shortfall = `${kind} ${refs}/${want[kind]}`;
+        state.behind.set(shortfall, (state.behind.get(shortfall) ?? 0) + 1);
+      }
       if (xr.status?.phase === "Ready") state.ready++;
       state.versions.set(`${kind}/${xr.metadata.name}`, xr.metadata.resourceVersion);
     }
@@ -381,7 +397,7 @@ async function measure(n: number): Promise<Result> {
       if (Date.now() - progressAt >= 60_000) {
         progressAt = Date.now();
         const now = await sample(cp, fn.logFile);
-        say(`N=${n}: ${((progressAt - t0) / 1000).toFixed(0)} s: ${s.synced} of ${total} Synced, ${s.applied} with all their objects; ${now.calls - before.calls} calls, ${now.reconciles - before.reconciles} reconciles, ${now.apiThrottled - before.apiThrottled} requests refused with 429`);
+        say(`N=${n}: ${((progressAt - t0) / 1000).toFixed(0)} s: ${s.synced} of ${total} Synced, ${s.applied} with all their objects; ${now.calls - before.calls} calls, ${now.reconciles - before.reconciles} reconciles, ${now.apiThrottled - before.apiThrottled} requests refused with 429; short of objects: ${[...s.behind].map(([k, v]) => `${k} ×${v}`).join(", ") || "none"}`);
       }
       await sleep(pollMs(total));
     }
