@@ -107,6 +107,13 @@ interface Sample {
   /** Requests the API server refused with 429 (e.g. while a watch cache re-initializes). */
   apiThrottled: number;
   requestsBy: Record<string, number>;
+  /**
+   * XR watches the API server closed because their client fell behind (apiserver_terminated_watchers_total),
+   * and XR writes it refused as conflicts (409: written from a stale cache). After a closed watch the
+   * client lists every XR again and works from a stale cache until it has; both measure that.
+   */
+  xrWatchesClosed: number;
+  xrConflicts: number;
   /** Crossplane's per-XR watch circuit breaker: times one opened, and watch events it dropped. */
   circuitOpens: number;
   watchEventsDropped: number;
@@ -126,6 +133,9 @@ function lifecycleRuns(log: string): LifecycleRun[] {
     .map((l) => JSON.parse(l) as LifecycleRun);
 }
 
+/** A metric sample's labels name one of Berth's workspace XR resources. */
+const isWorkspaceXR = (l: string) => /resource="(developer|execution)workspaces"/.test(l);
+
 async function sample(cp: ControlPlane, functionLog: string | undefined): Promise<Sample> {
   const pids = cp.pids();
   const cpu = Object.fromEntries(Object.entries(COMPONENTS).map(([k, name]) => [k, pids[name] ? cpuSeconds(pids[name]!) : 0])) as Record<Component, number>;
@@ -134,6 +144,8 @@ async function sample(cp: ControlPlane, functionLog: string | undefined): Promis
   const apiRequests = sumSamples(text, "apiserver_request_total");
   const apiThrottled = sumSamples(text, "apiserver_request_total", (l) => l.includes('code="429"'));
   const requestsBy = requestsByVerbAndResource(text);
+  const xrWatchesClosed = sumSamples(text, "apiserver_terminated_watchers_total", isWorkspaceXR);
+  const xrConflicts = sumSamples(text, "apiserver_request_total", (l) => l.includes('code="409"') && isWorkspaceXR(l));
   let reconciles = 0;
   let circuitOpens = 0;
   let watchEventsDropped = 0;
@@ -145,7 +157,7 @@ async function sample(cp: ControlPlane, functionLog: string | undefined): Promis
   }
   const log = functionLog ? readFileSync(functionLog, "utf8") : "";
   const calls = log.split("\n").filter((l) => l.includes('"msg":"rendered"') && /(Developer|Execution)Workspace /.test(l)).length;
-  return { at: Date.now(), cpu, calls, reconciles, apiRequests, apiThrottled, requestsBy, circuitOpens, watchEventsDropped, lifecycleRuns: lifecycleRuns(log) };
+  return { at: Date.now(), cpu, calls, reconciles, apiRequests, apiThrottled, requestsBy, xrWatchesClosed, xrConflicts, circuitOpens, watchEventsDropped, lifecycleRuns: lifecycleRuns(log) };
 }
 
 const delta = (a: Sample, b: Sample) => ({
@@ -155,6 +167,8 @@ const delta = (a: Sample, b: Sample) => ({
   reconciles: b.reconciles - a.reconciles,
   apiRequests: b.apiRequests - a.apiRequests,
   apiThrottled: b.apiThrottled - a.apiThrottled,
+  xrWatchesClosed: b.xrWatchesClosed - a.xrWatchesClosed,
+  xrConflicts: b.xrConflicts - a.xrConflicts,
   requestsBy: topIncreases(a.requestsBy, b.requestsBy),
 });
 
@@ -244,6 +258,15 @@ async function xrStates(kube: Kube, want: Record<string, number>): Promise<XRSta
   return state;
 }
 
+/** How big a workspace XR is on the wire: every watch event and list carries it whole. */
+async function xrSizes(kube: Kube): Promise<{ xr_bytes: number; xr_managed_fields_bytes: number }> {
+  const xrs = (await Promise.all(KINDS.map((kind) => listXRs(kube, kind)))).flat().filter((xr) => xr.metadata.name.startsWith("sys-"));
+  return {
+    xr_bytes: median(xrs.map((xr) => JSON.stringify(xr).length)),
+    xr_managed_fields_bytes: median(xrs.map((xr) => JSON.stringify(xr.metadata.managedFields ?? []).length)),
+  };
+}
+
 /** The stand-in for the node: every runtime object of the workspaces marked running; how many. */
 async function standInForTheNode(c: Cluster, objects: Map<string, Obj>): Promise<number> {
   const targets = [...objects.values()].filter(hasRunningStatus);
@@ -328,6 +351,12 @@ interface Result {
   api_requests: number;
   /** Of api_requests, how many the API server answered 429. */
   api_requests_throttled: number;
+  /** During the burst: XR watches the API server closed as unresponsive, and XR writes refused with 409. */
+  xr_watches_closed: number;
+  xr_conflicts: number;
+  /** Median size of one workspace XR as the API server returns it, and of its managedFields, once all have their objects (bytes of JSON). */
+  xr_bytes: number;
+  xr_managed_fields_bytes: number;
   floor_api_requests: number;
   api_requests_by_verb_and_resource: Record<string, number>;
   floor_api_requests_by_verb_and_resource: Record<string, number>;
@@ -397,7 +426,7 @@ async function measure(n: number): Promise<Result> {
       if (Date.now() - progressAt >= 60_000) {
         progressAt = Date.now();
         const now = await sample(cp, fn.logFile);
-        say(`N=${n}: ${((progressAt - t0) / 1000).toFixed(0)} s: ${s.synced} of ${total} Synced, ${s.applied} with all their objects; ${now.calls - before.calls} calls, ${now.reconciles - before.reconciles} reconciles, ${now.apiThrottled - before.apiThrottled} requests refused with 429; short of objects: ${[...s.behind].map(([k, v]) => `${k} ×${v}`).join(", ") || "none"}`);
+        say(`N=${n}: ${((progressAt - t0) / 1000).toFixed(0)} s: ${s.synced} of ${total} Synced, ${s.applied} with all their objects; ${now.calls - before.calls} calls, ${now.reconciles - before.reconciles} reconciles, ${now.apiThrottled - before.apiThrottled} requests refused with 429, ${now.xrWatchesClosed - before.xrWatchesClosed} XR watches closed; short of objects: ${[...s.behind].map(([k, v]) => `${k} ×${v}`).join(", ") || "none"}`);
       }
       await sleep(pollMs(total));
     }
@@ -405,6 +434,7 @@ async function measure(n: number): Promise<Result> {
     await sleep(5_000);
     const converged = await sample(cp, fn.logFile);
     const burst = delta(before, converged);
+    const xrSize = await xrSizes(cp.kube);
     const pids = cp.pids();
     const peak = Object.fromEntries(Object.entries(COMPONENTS).map(([k, name]) => [k, pids[name] ? peakRssMb(pids[name]!) : 0])) as Record<Component, number>;
     say(`N=${n}: all Synced in ${((syncedAt - t0) / 1000).toFixed(1)} s, all objects in ${((appliedAt - t0) / 1000).toFixed(1)} s; ${burst.calls} calls, ${burst.reconciles} reconciles, ${burst.apiRequests} API requests`);
@@ -500,6 +530,9 @@ async function measure(n: number): Promise<Result> {
       reconciles_per_workspace: burst.reconciles / (total - 2),
       api_requests: burst.apiRequests,
       api_requests_throttled: burst.apiThrottled,
+      xr_watches_closed: burst.xrWatchesClosed,
+      xr_conflicts: burst.xrConflicts,
+      ...xrSize,
       floor_api_requests: floor.apiRequests,
       api_requests_by_verb_and_resource: burst.requestsBy,
       floor_api_requests_by_verb_and_resource: floor.requestsBy,
@@ -541,6 +574,7 @@ function print(r: Result): void {
       `N=${r.n} (${r.workspaces} workspaces, created at once)`,
       `  converge: all Synced ${f(r.converge_synced_s)} s, all objects ${f(r.converge_s)} s; floor (direct server-side apply) ${f(r.floor_s)} s; ratio ${f(r.converge_ratio, 2)}x`,
       `  API server CPU ${f(r.apiserver_cpu_s)} s vs floor ${f(r.floor_apiserver_cpu_s)} s: ${f(r.apiserver_cpu_ratio, 2)}x; API requests ${r.api_requests} (${r.api_requests_throttled} refused with 429) vs ${r.floor_api_requests}`,
+      `  XRs: the API server closed ${r.xr_watches_closed} XR watches as unresponsive and refused ${r.xr_conflicts} XR writes as conflicts (stale cache); one XR ${f(r.xr_bytes / 1024)} KB, ${f(r.xr_managed_fields_bytes / 1024)} KB of it managedFields`,
       `  per workspace: ${f(r.calls_per_workspace, 2)} RunFunction calls, ${f(r.reconciles_per_workspace, 2)} reconciles`,
       `  API requests, most frequent: ${top(r.api_requests_by_verb_and_resource)}; floor: ${top(r.floor_api_requests_by_verb_and_resource)}`,
       `  CPU: ${(Object.keys(COMPONENTS) as Component[]).map(cpu).join(", ")}`,
