@@ -29,7 +29,11 @@ export const requirement = {
   gateway: { apiVersion: "v1", kind: "Service", matchName: "gateway", namespace: "ai-gateway" },
   docs: { apiVersion: "v1", kind: "Service", matchName: "docs", namespace: "mcp" },
 };
+/** Every workspace asks for its own Namespace, first (namespace-profile.ts, workspaceNamespaceLookup). */
+export const namespaceRequirement = (name: string) => ({ apiVersion: "v1", kind: "Namespace", matchName: name });
+const DW_NAMESPACE = { "workspace-namespace": namespaceRequirement("ws-alice-payments") };
 const ALL_REQUIREMENTS = {
+  ...DW_NAMESPACE,
   profile: requirement.profile,
   "storage-class": requirement.storageClass,
   "service-ai-gateway-gateway": requirement.gateway,
@@ -166,7 +170,7 @@ const WAITING_FOR_PROFILE = {
     reason: "WaitingForProfile",
     message: 'waiting for WorkspaceProfile "standard"',
   },
-  reqs: { profile: requirement.profile },
+  reqs: { ...DW_NAMESPACE, profile: requirement.profile },
   warnings: ['DeveloperWorkspace "alice-payments-xr": waiting for WorkspaceProfile "standard"'],
 };
 
@@ -196,7 +200,7 @@ export const CASES: Case[] = [
         reason: "ProfileNotFound",
         message: 'WorkspaceProfile "standard" not found',
       },
-      reqs: { profile: requirement.profile },
+      reqs: { ...DW_NAMESPACE, profile: requirement.profile },
       warnings: ['DeveloperWorkspace "alice-payments-xr": WorkspaceProfile "standard" not found'],
     },
   ),
@@ -204,7 +208,7 @@ export const CASES: Case[] = [
     "ProfileNotFoundKeepsExistingObjects",
     "Rule 7: once a workspace owns objects, a missing profile is fatal so that Crossplane deletes nothing (an empty desired state would delete the volume).",
     request(PERSISTENT, { required: { profile: [] }, observed: OWNED }),
-    { profile: requirement.profile },
+    { ...DW_NAMESPACE, profile: requirement.profile },
     'cannot render DeveloperWorkspace "alice-payments-xr": WorkspaceProfile "standard" not found; keeping its 2 existing objects unchanged',
   ),
   fatalCase(
@@ -312,6 +316,19 @@ export const CASES: Case[] = [
     name: "NamespaceFirst",
     reason: "Crossplane applies desired objects in no set order and stops at the first failure, so the first reconcile asks only for the Namespace; everything else follows once it exists.",
     req: request(PERSISTENT, { required: ALL_REQUIRED }),
+    want: { golden: "persistent-first-reconcile" },
+  },
+  {
+    name: "NamespaceFoundAsRequiredRendersEverything",
+    reason:
+      "The Namespace exists but is not observed as composed: Crossplane reads composed objects through the XR's resourceRefs in its cache of XRs, which lags when the API server closes that watch under load. Fetched as a required resource it counts, and the whole workspace is rendered at once rather than the Namespace alone again.",
+    req: request(PERSISTENT, { required: { ...ALL_REQUIRED, "workspace-namespace": [existingNamespace(PERSISTENT)] } }),
+    want: { golden: "persistent-namespace-found" },
+  },
+  {
+    name: "NamespaceBeingDeletedIsNotThere",
+    reason: "A Namespace being deleted accepts no new object: the workspace asks for its Namespace alone, as on its first reconcile.",
+    req: request(PERSISTENT, { required: { ...ALL_REQUIRED, "workspace-namespace": [edited(existingNamespace(PERSISTENT), (n) => (n.metadata!.deletionTimestamp = "2026-12-03T12:00:00Z"))] } }),
     want: { golden: "persistent-first-reconcile" },
   },
   {

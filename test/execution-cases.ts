@@ -1,6 +1,6 @@
 import { DETACHED_AT, EXPIRED_AT, LAST_ACTIVITY, RELEASED_AT, SUSPENDED_AT, SUSPENDED_BY } from "../functions/berth/lifecycle/signals.js";
 import type { KubeObject } from "../functions/berth/model.js";
-import { type Case, fatalCase, requirement } from "./cases.js";
+import { type Case, fatalCase, namespaceRequirement, requirement } from "./cases.js";
 import {
   CHECKPOINT,
   CLASS_SANDBOX,
@@ -23,6 +23,7 @@ import {
 export const CLASS_SANDBOX_HASH = "sha256:50c4c3915f892a5c";
 
 const classRequirement = (name: string) => ({ apiVersion: "workspaces.berth.dev/v1alpha1", kind: "ExecutionWorkspaceClass", matchName: name });
+const EW_NAMESPACE = { "workspace-namespace": namespaceRequirement("ws-work-session-42") };
 
 /** A Sandbox as the provider reports it: running, or stopped after a suspend. */
 export function observedSandbox(operatingMode: "Running" | "Suspended", ready: boolean): KubeObject {
@@ -235,7 +236,7 @@ export const EXECUTION_CASES: Case[] = [
       required: SANDBOX_REQUIRED,
       observed: { runtime: observedSandbox("Running", true) },
     }),
-    { class: classRequirement("sandbox-session") },
+    { ...EW_NAMESPACE, class: classRequirement("sandbox-session") },
     `cannot render ExecutionWorkspace "work-session-42": ExecutionWorkspaceClass "sandbox-session" changed after this workspace was bound to it (bound to sha256:0000000000000000 at generation 1, now ${CLASS_SANDBOX_HASH}); a running workspace is never changed silently: restore the class, or create a new workspace`,
   ),
   fatalCase(
@@ -245,7 +246,7 @@ export const EXECUTION_CASES: Case[] = [
       required: { ...SANDBOX_REQUIRED, profile: [edited(PROFILE, (p: any) => (p.spec.storage.maxSize = "10Gi"))] },
       observed: { runtime: observedSandbox("Running", true) },
     }),
-    { class: classRequirement("sandbox-session"), profile: requirement.profile, "storage-class": requirement.storageClass, "service-ai-gateway-gateway": requirement.gateway },
+    { ...EW_NAMESPACE, class: classRequirement("sandbox-session"), profile: requirement.profile, "storage-class": requirement.storageClass, "service-ai-gateway-gateway": requirement.gateway },
     'cannot render ExecutionWorkspace "work-session-42": spec.requests.storage.size: 15Gi exceeds the maxSize 10Gi of WorkspaceProfile "standard"',
   ),
   fatalCase(

@@ -10,7 +10,7 @@ import { beyondProfile, resolveProfile, resolveStorageClass } from "../profile.j
 import { conditionTrue, unready, withReadiness } from "../readiness.js";
 import { describeRequirement, RequiredResources } from "../required.js";
 import { workspaceLabels, workspaceNamespace } from "../render/labels.js";
-import { type NamespaceProfile, namespaceFirst, renderNamespaceProfile } from "../render/namespace-profile.js";
+import { type NamespaceProfile, namespaceFirst, renderNamespaceProfile, workspaceNamespaceLookup } from "../render/namespace-profile.js";
 import { renderSandbox } from "../render/sandbox.js";
 import { RESTORE_DATA_SOURCE, renderRestoreSource, type SnapshotSource } from "../render/snapshots.js";
 import { renderSubstrate, SUBSTRATE_NOT_DECLARABLE } from "../render/substrate.js";
@@ -198,6 +198,7 @@ export const renderExecutionWorkspace: CompositeRenderer = (observed): Verdict =
   const { metadata, spec } = parsed.value;
   const workspaceID = metadata.name;
   const namespace = workspaceNamespace(workspaceID);
+  const namespaceNow = workspaceNamespaceLookup(required, namespace);
   const baseStatus: ExecutionWorkspaceStatus = { namespace };
 
   const cls = resolveClass(spec.classRef.name, required);
@@ -307,7 +308,7 @@ export const renderExecutionWorkspace: CompositeRenderer = (observed): Verdict =
     Object.assign(objects, renderSubstrate(namespaceProfile, cls.spec.agentSubstrate!, runtime, env));
   }
 
-  const resources: Record<string, DesiredResource> = withReadiness(namespaceFirst(objects, observed.resources), observed.resources);
+  const resources: Record<string, DesiredResource> = withReadiness(namespaceFirst(objects, observed.resources, namespaceNow), observed.resources);
   // A suspended sandbox is converged when it is stopped, not when it is running.
   if (resources.runtime && desiredState === "Suspended") resources.runtime.ready = sandboxStopped(observed.resources.runtime);
   const notReady = unready(resources);

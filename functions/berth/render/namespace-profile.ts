@@ -1,4 +1,5 @@
 import type { KubeObject } from "../model.js";
+import type { Lookup, RequiredResources } from "../required.js";
 import type { WorkspaceProfileSpec } from "../schema/profile.js";
 import { renderLimitRange } from "./limit-range.js";
 import { renderNamespace } from "./namespace.js";
@@ -47,10 +48,27 @@ export function renderNamespaceProfile(p: NamespaceProfile): Record<string, Kube
 /**
  * Crossplane applies desired resources in no set order and stops at the first one that fails,
  * so an object applied before its Namespace exists fails the whole apply, again and again
- * until the Namespace happens to come first. Until the Namespace is observed, only it, the
+ * until the Namespace happens to come first. Until the Namespace exists, only it, the
  * cluster-scoped objects and whatever already exists (which must never be dropped) are wanted.
+ *
+ * It exists when it is observed as composed, or when Crossplane fetched it as a required
+ * resource (`workspaceNamespaceLookup`). The second matters under load: Crossplane observes
+ * composed resources through the XR's resourceRefs as its cache of XRs holds them, and when the
+ * API server closes that watch as too slow, the cache lags a minute or more; the workspace then
+ * rendered its Namespace alone, reconcile after reconcile, while the Namespace had long existed.
+ * A Namespace being deleted does not count: nothing can be created in it.
  */
-export function namespaceFirst(objects: Record<string, KubeObject>, observed: Record<string, KubeObject>): Record<string, KubeObject> {
+export function namespaceFirst(objects: Record<string, KubeObject>, observed: Record<string, KubeObject>, required: Lookup): Record<string, KubeObject> {
   if (observed.namespace !== undefined) return objects;
+  if (required.state === "found" && required.object.metadata?.deletionTimestamp === undefined) return objects;
   return Object.fromEntries(Object.entries(objects).filter(([name, o]) => o.metadata?.namespace === undefined || observed[name] !== undefined));
+}
+
+/**
+ * The workspace's Namespace as a required resource. Asked for on every call, first, so that it
+ * is in the first round of Crossplane's requirement loop and the set of requirements stays the
+ * same from call to call (a changed set costs another round).
+ */
+export function workspaceNamespaceLookup(required: RequiredResources, namespace: string): Lookup {
+  return required.get("workspace-namespace", { apiVersion: "v1", kind: "Namespace", name: namespace });
 }
