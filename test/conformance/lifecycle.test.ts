@@ -151,9 +151,11 @@ describe.runIf(local)("the lifecycle, run by Crossplane Operations", () => {
     await waitFor("lc-idle's Sandbox operatingMode Suspended", async () => (await sandboxOf(IDLE.metadata!.name!))?.spec.operatingMode === "Suspended", 60_000);
     // Stands in for agent-sandbox: the pod is gone, the Sandbox no longer Ready.
     await standInSuspended(c, { namespace: `ws-${IDLE.metadata!.name}` });
-    const suspended = await waitFor("lc-idle phase Suspended", async () => {
+    // Crossplane writes a reconcile's result in two steps: the function's status fields (phase)
+    // with one apply, then the conditions (Berth's among them) with an update; wait for both.
+    const suspended = await waitFor("lc-idle phase Suspended and condition Suspended True", async () => {
       const x = await ew(IDLE.metadata!.name!);
-      return x?.status?.phase === "Suspended" && x;
+      return x?.status?.phase === "Suspended" && condition(x, "Suspended")?.status === "True" && x;
     }, 60_000);
     expect(suspended.status.reason).toBe("IdleTimeout");
     expect(suspended.status.message).toContain(`Berth's IdleTimeout rule suspended the workspace at ${at}`);
