@@ -97,7 +97,27 @@ async function containerRunning(ns: string, name: string, container: string, tim
     const p = await pod(ns, name);
     const s = (p?.status?.containerStatuses ?? []).find((c: any) => c.name === container);
     return s?.state?.running && s.ready !== false ? p : false;
-  }, timeoutMs, 1000);
+  }, timeoutMs, 1000).catch(async (e) => {
+    throw new Error(`${e instanceof Error ? e.message : e}; ${await whyNotRunning(ns, name)}`);
+  });
+}
+
+/** What a pod that never ran says about itself: its phase, each container's state, and its events. */
+async function whyNotRunning(ns: string, name: string): Promise<string> {
+  const p = await pod(ns, name);
+  if (!p) return "the pod is gone";
+  const states = [...(p.status?.initContainerStatuses ?? []), ...(p.status?.containerStatuses ?? [])].map(
+    (c: any) => `${c.name} ${JSON.stringify(c.state)} restarts ${c.restartCount}`,
+  );
+  const logs: string[] = [];
+  for (const c of [...(p.status?.initContainerStatuses ?? []), ...(p.status?.containerStatuses ?? [])]) {
+    if (c.state?.waiting && c.restartCount === 0) continue;
+    const log = await live.cluster.request("GET", `/api/v1/namespaces/${ns}/pods/${name}/log?container=${c.name}&tailLines=20`);
+    logs.push(`${c.name}: ${log.status === 200 ? log.text.trim() : `HTTP ${log.status}`}`);
+  }
+  const events = await live.cluster.request("GET", `/api/v1/namespaces/${ns}/events?fieldSelector=involvedObject.name%3D${name}`);
+  const said = (events.body?.items ?? []).map((e: any) => `${e.reason} x${e.count ?? 1}: ${e.message}`);
+  return `pod phase ${p.status?.phase}, conditions ${JSON.stringify(p.status?.conditions ?? [])}; containers: ${states.join("; ") || "none"}; logs: ${logs.join(" | ") || "none"}; events: ${said.join(" | ") || "none"}`;
 }
 
 async function listen(port: number): Promise<number> {
