@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { Ready, type ResourceSelector, type RunFunctionRequest, type RunFunctionResponse, Severity } from "@crossplane-org/function-sdk-typescript";
 import { parse } from "yaml";
 import type { KubeObject } from "../functions/berth/model.js";
-import { ALL_REQUIRED, EPHEMERAL, edited, existingNamespace, PERSISTENT, PROFILE, REVIEW, request, STORAGE_CLASS } from "./fixtures.js";
+import { ALL_REQUIRED, EPHEMERAL, edited, existingBoundary, existingNamespace, PERSISTENT, PROFILE, REVIEW, request, STORAGE_CLASS } from "./fixtures.js";
 
 /**
  * The table of whole requests and whole expected responses, shared by the in-process tests
@@ -319,9 +319,9 @@ export const CASES: Case[] = [
     want: { golden: "persistent-first-reconcile" },
   },
   {
-    name: "NamespaceFoundAsRequiredRendersEverything",
+    name: "NamespaceFoundAsRequiredRendersTheBoundary",
     reason:
-      "The Namespace exists but is not observed as composed: Crossplane reads composed objects through the XR's resourceRefs in its cache of XRs, which lags when the API server closes that watch under load. Fetched as a required resource it counts, and the whole workspace is rendered at once rather than the Namespace alone again.",
+      "The Namespace exists but is not observed as composed: Crossplane reads composed objects through the XR's resourceRefs in its cache of XRs, which lags when the API server closes that watch under load. Fetched as a required resource it counts, and the workspace's boundary is rendered rather than the Namespace alone again.",
     req: request(PERSISTENT, { required: { ...ALL_REQUIRED, "workspace-namespace": [existingNamespace(PERSISTENT)] } }),
     want: { golden: "persistent-namespace-found" },
   },
@@ -332,28 +332,35 @@ export const CASES: Case[] = [
     want: { golden: "persistent-first-reconcile" },
   },
   {
+    name: "WorkloadWaitsForItsBoundary",
+    reason:
+      "Rule 5: the Job is not created in the same pass as the NetworkPolicies, quota and ServiceAccount that bound it (Crossplane applies a pass in no set order, so its pod could start unbounded, or with egress denied to its checkout); it follows once they all exist.",
+    req: request(EPHEMERAL, { required: ALL_REQUIRED, observed: { namespace: existingNamespace(EPHEMERAL) } }),
+    want: { golden: "ephemeral-boundary-first" },
+  },
+  {
     name: "ResourceUseIsReadFromTheQuota",
     reason:
       "Operators see what each workspace uses of its budget with kubectl get (CPU, MEMORY, STORAGE): status.usage is its ResourceQuota's own count, used against hard, for the limits, the volume and pods.",
-    req: request(PERSISTENT, { required: ALL_REQUIRED, observed: { namespace: existingNamespace(PERSISTENT), "resource-quota": COUNTED_QUOTA } }),
+    req: request(PERSISTENT, { required: ALL_REQUIRED, observed: { ...existingBoundary(PERSISTENT, ALL_REQUIRED), "resource-quota": COUNTED_QUOTA } }),
     want: { golden: "resource-use-from-quota" },
   },
   {
     name: "PersistentWorkspace",
     reason: "The full Namespace profile, volume and runtime for the persistent example, nothing observed yet.",
-    req: request(PERSISTENT, { required: ALL_REQUIRED, observed: { namespace: existingNamespace(PERSISTENT) } }),
+    req: request(PERSISTENT, { required: ALL_REQUIRED, observed: existingBoundary(PERSISTENT, ALL_REQUIRED) }),
     want: { golden: "persistent" },
   },
   {
     name: "EphemeralWorkspace",
     reason: "An ephemeral workspace has no claim and no storage quota, and reads no StorageClass.",
-    req: request(EPHEMERAL, { required: ALL_REQUIRED, observed: { namespace: existingNamespace(EPHEMERAL) } }),
+    req: request(EPHEMERAL, { required: ALL_REQUIRED, observed: existingBoundary(EPHEMERAL, ALL_REQUIRED) }),
     want: { golden: "ephemeral" },
   },
   {
     name: "ReviewWorkspaceWithKubernetesRead",
     reason: "Rule 5: RBAC and a projected token exist only because the document declares kubernetes access.",
-    req: request(REVIEW, { required: ALL_REQUIRED, observed: { namespace: existingNamespace(REVIEW) } }),
+    req: request(REVIEW, { required: ALL_REQUIRED, observed: existingBoundary(REVIEW, ALL_REQUIRED) }),
     want: { golden: "review" },
   },
   {

@@ -6,6 +6,7 @@ import {
   CLASS_SANDBOX,
   CLASS_SUBSTRATE,
   edited,
+  existingBoundary,
   EW_FORK,
   EW_RESTORE,
   EW_SANDBOX,
@@ -105,13 +106,19 @@ export const EXECUTION_CASES: Case[] = [
   {
     name: "SandboxWorkspace",
     reason: "The Namespace profile plus a hardened agent-sandbox Sandbox on Berth's volume, bound to its class.",
-    req: request(EW_SANDBOX, { required: SANDBOX_REQUIRED, observed: { namespace: existingNamespace(EW_SANDBOX) } }),
+    req: request(EW_SANDBOX, { required: SANDBOX_REQUIRED, observed: existingBoundary(EW_SANDBOX, SANDBOX_REQUIRED) }),
     want: { golden: "execution-sandbox" },
+  },
+  {
+    name: "SandboxWaitsForItsBoundary",
+    reason: "Rule 5: the Sandbox, whose controller starts the pod, is created only once the NetworkPolicies, quota and ServiceAccount that bound it exist.",
+    req: request(EW_SANDBOX, { required: SANDBOX_REQUIRED, observed: { namespace: existingNamespace(EW_SANDBOX) } }),
+    want: { golden: "execution-sandbox-boundary-first" },
   },
   {
     name: "SubstrateWorkspace",
     reason: "A dedicated gVisor WorkerPool and a data-only-snapshot ActorTemplate; what Berth cannot declare is said in status.",
-    req: request(EW_SUBSTRATE, { required: SUBSTRATE_REQUIRED, observed: { namespace: existingNamespace(EW_SUBSTRATE) } }),
+    req: request(EW_SUBSTRATE, { required: SUBSTRATE_REQUIRED, observed: existingBoundary(EW_SUBSTRATE, SUBSTRATE_REQUIRED) }),
     want: { golden: "execution-substrate" },
   },
   {
@@ -211,13 +218,13 @@ export const EXECUTION_CASES: Case[] = [
   {
     name: "RestoreIntoANewWorkspace",
     reason: "A checkpoint is brought into a new namespace through a pre-provisioned, retained VolumeSnapshotContent bound to its handle.",
-    req: request(EW_RESTORE, { required: SANDBOX_REQUIRED, observed: { namespace: existingNamespace(EW_RESTORE) } }),
+    req: request(EW_RESTORE, { required: SANDBOX_REQUIRED, observed: existingBoundary(EW_RESTORE, SANDBOX_REQUIRED) }),
     want: { golden: "execution-restore" },
   },
   {
     name: "ForkFromACheckpoint",
     reason: "A fork starts a new lineage from the same files.",
-    req: request(EW_FORK, { required: SANDBOX_REQUIRED, observed: { namespace: existingNamespace(EW_FORK) } }),
+    req: request(EW_FORK, { required: SANDBOX_REQUIRED, observed: existingBoundary(EW_FORK, SANDBOX_REQUIRED) }),
     want: { golden: "execution-fork" },
   },
   {

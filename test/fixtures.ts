@@ -2,6 +2,8 @@ import { readFileSync } from "node:fs";
 import { RunFunctionRequest, type Resource } from "@crossplane-org/function-sdk-typescript";
 import { parseAllDocuments } from "yaml";
 import type { KubeObject } from "../functions/berth/model.js";
+import { runFunction } from "../functions/berth/function.js";
+import { asObserved } from "../functions/berth/local-render.js";
 
 export function loadObjects(path: string): KubeObject[] {
   return parseAllDocuments(readFileSync(path, "utf8")).map((d) => d.toJS() as KubeObject);
@@ -94,4 +96,15 @@ export function existingNamespace(workspace: KubeObject): KubeObject {
   const spec = workspace.spec as { workspaceID?: string };
   const name = `ws-${spec.workspaceID ?? workspace.metadata?.name}`;
   return { apiVersion: "v1", kind: "Namespace", metadata: { name }, status: { phase: "Active" } };
+}
+
+/**
+ * A workspace whose boundary exists: every object the reconcile after its Namespace's creation
+ * asked for (all but what runs code, which comes last: namespace-profile.ts, workloadLast), as
+ * the next reconcile observes them. Taken from that reconcile's own answer, as Crossplane does.
+ */
+export function existingBoundary(workspace: KubeObject, requiredResources: Record<string, KubeObject[]>): Record<string, KubeObject> {
+  const namespace = existingNamespace(workspace);
+  const previous = runFunction(request(workspace, { required: requiredResources, observed: { namespace } }));
+  return { ...asObserved(previous), namespace };
 }

@@ -12,7 +12,7 @@ import {
   CLASS_SANDBOX,
   CLASS_SUBSTRATE,
   edited,
-  existingNamespace,
+  existingBoundary,
   EW_FORK,
   EW_RESTORE,
   EW_SANDBOX,
@@ -27,9 +27,10 @@ import { upstreamCRDs } from "../support/upstream-crds.js";
 type Spec = Record<string, any>;
 const CLASS = 'ExecutionWorkspaceClass "sandbox-session"';
 
-/** A reconcile of a workspace whose Namespace already exists (the first reconcile creates only that). */
+/** A reconcile of a workspace whose boundary already exists (the first reconciles create its Namespace, then everything but its runtime). */
 function render(workspace: KubeObject, opts: { required?: Record<string, KubeObject[]>; observed?: Record<string, KubeObject> } = {}) {
-  return runFunction(request(workspace, { required: opts.required ?? SANDBOX_REQUIRED, observed: { namespace: existingNamespace(workspace), ...opts.observed } }));
+  const required = opts.required ?? SANDBOX_REQUIRED;
+  return runFunction(request(workspace, { required, observed: { ...existingBoundary(workspace, required), ...opts.observed } }));
 }
 const objectsOf = (rsp: ReturnType<typeof render>) => Object.fromEntries(Object.entries(rsp.desired?.resources ?? {}).map(([k, r]) => [k, r.resource as KubeObject]));
 const statusOf = (rsp: ReturnType<typeof render>) => (rsp.desired?.composite?.resource as { status: Record<string, unknown> }).status;

@@ -3,7 +3,9 @@
 // fails here whatever the golden files say.
 import { describe, expect, it } from "vitest";
 import type { KubeObject } from "../../functions/berth/model.js";
-import { ALL_REQUIRED, EXAMPLE_WORKSPACES, PROFILE, edited } from "../fixtures.js";
+import { runFunction } from "../../functions/berth/function.js";
+import { asObserved } from "../../functions/berth/local-render.js";
+import { ALL_REQUIRED, EW_SANDBOX, EW_SUBSTRATE, EXAMPLE_WORKSPACES, PROFILE, SANDBOX_REQUIRED, SUBSTRATE_REQUIRED, edited, request } from "../fixtures.js";
 import { allContainers, ofKind, podSpec, renderObjects } from "../rendered.js";
 
 const examples = Object.entries(EXAMPLE_WORKSPACES);
@@ -110,6 +112,28 @@ describe("rule 5: no ambient authority", () => {
     expect((dns?.spec as { egress: { ports: { port: number }[] }[] }).egress[0]?.ports.map((p) => p.port)).toEqual([53, 53]);
     expect(policies).toHaveLength(2 + declared.size);
   });
+
+  it.each([...examples, ["sandbox", EW_SANDBOX] as const, ["substrate", EW_SUBSTRATE] as const])(
+    "%s: what runs code is created only after every object that bounds it exists",
+    (_, workspace) => {
+      const required = workspace.kind === "ExecutionWorkspace" ? (workspace === EW_SUBSTRATE ? SUBSTRATE_REQUIRED : SANDBOX_REQUIRED) : ALL_REQUIRED;
+      const runsCode = (o: KubeObject) => ["Job", "Sandbox", "WorkerPool", "ActorTemplate"].includes(o.kind);
+      let observed: Record<string, KubeObject> = {};
+      let created = false;
+      for (let reconcile = 0; reconcile < 4; reconcile++) {
+        const desired = asObserved(runFunction(request(workspace, { required, observed })));
+        for (const [name, o] of Object.entries(desired)) {
+          if (!runsCode(o) || observed[name] !== undefined) continue;
+          const boundary = Object.entries(desired).filter(([, b]) => !runsCode(b) && b.metadata?.namespace !== undefined);
+          expect(boundary.filter(([n]) => observed[n] === undefined).map(([n]) => n), `${name} created before`).toEqual([]);
+          expect(boundary.map(([, b]) => b.kind)).toEqual(expect.arrayContaining(["ServiceAccount", "ResourceQuota", "NetworkPolicy"]));
+          created = true;
+        }
+        observed = desired;
+      }
+      expect(created, "the workload is created at all").toBe(true);
+    },
+  );
 });
 
 describe("credentials reach only the container that needs them", () => {

@@ -8,7 +8,7 @@ import { beyondProfile, resolveProfile, resolveStorageClass } from "../profile.j
 import { unready, withReadiness } from "../readiness.js";
 import { RequiredResources } from "../required.js";
 import { workspaceLabels, workspaceNamespace } from "../render/labels.js";
-import { type NamespaceProfile, namespaceFirst, renderNamespaceProfile, workspaceNamespaceLookup } from "../render/namespace-profile.js";
+import { inCreationOrder, type NamespaceProfile, renderNamespaceProfile, workspaceNamespaceLookup } from "../render/namespace-profile.js";
 import { keepStartedTemplate, renderWorkload } from "../render/workload.js";
 import { developerWorkspaceSchema } from "../schema/documents.js";
 import { parseDocument } from "../schema/errors.js";
@@ -94,7 +94,7 @@ export const renderDeveloperWorkspace: CompositeRenderer = (observed): Verdict =
     if (kept.warning) warnings.push(kept.warning);
   }
 
-  const resources = withReadiness(namespaceFirst(objects, observed.resources, namespaceNow), observed.resources);
+  const resources = withReadiness(inCreationOrder(objects, observed.resources, namespaceNow, ["workload"]), observed.resources);
   const status: DeveloperWorkspaceStatus = {
     ...baseStatus,
     ...health(observed, unready(resources), observedWorkload, outcome),

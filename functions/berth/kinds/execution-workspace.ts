@@ -10,7 +10,7 @@ import { beyondProfile, resolveProfile, resolveStorageClass } from "../profile.j
 import { conditionTrue, unready, withReadiness } from "../readiness.js";
 import { describeRequirement, RequiredResources } from "../required.js";
 import { workspaceLabels, workspaceNamespace } from "../render/labels.js";
-import { type NamespaceProfile, namespaceFirst, renderNamespaceProfile, workspaceNamespaceLookup } from "../render/namespace-profile.js";
+import { inCreationOrder, type NamespaceProfile, renderNamespaceProfile, workspaceNamespaceLookup } from "../render/namespace-profile.js";
 import { renderSandbox } from "../render/sandbox.js";
 import { RESTORE_DATA_SOURCE, renderRestoreSource, type SnapshotSource } from "../render/snapshots.js";
 import { renderSubstrate, SUBSTRATE_NOT_DECLARABLE } from "../render/substrate.js";
@@ -36,6 +36,9 @@ interface Grant {
   egress: CapabilityRequest[];
   onDetach: string;
 }
+
+/** The provider's objects that run the workspace (a Sandbox, or Substrate's pool and template): created after its boundary. */
+const RUNTIME_OBJECTS = ["runtime", "runtime-pool", "runtime-template"];
 
 const NO_CAPABILITIES: Capabilities = { mcp: [], registries: [], kubernetes: { access: "none" } };
 
@@ -308,7 +311,7 @@ export const renderExecutionWorkspace: CompositeRenderer = (observed): Verdict =
     Object.assign(objects, renderSubstrate(namespaceProfile, cls.spec.agentSubstrate!, runtime, env));
   }
 
-  const resources: Record<string, DesiredResource> = withReadiness(namespaceFirst(objects, observed.resources, namespaceNow), observed.resources);
+  const resources: Record<string, DesiredResource> = withReadiness(inCreationOrder(objects, observed.resources, namespaceNow, RUNTIME_OBJECTS), observed.resources);
   // A suspended sandbox is converged when it is stopped, not when it is running.
   if (resources.runtime && desiredState === "Suspended") resources.runtime.ready = sandboxStopped(observed.resources.runtime);
   const notReady = unready(resources);

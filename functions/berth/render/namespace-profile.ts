@@ -65,6 +65,30 @@ export function namespaceFirst(objects: Record<string, KubeObject>, observed: Re
 }
 
 /**
+ * What runs code comes after its boundary. In the pass that creates a workspace's objects,
+ * Crossplane applies them in no set order and stops at the first that fails, so a workload
+ * applied in the same pass as the boundary can start a pod before its default-deny
+ * NetworkPolicy, its egress allowances, its ResourceQuota or its ServiceAccount exist: for that
+ * moment the pod is unbounded (rule 5), or the network plugin denies it the egress its checkout
+ * needs and the run fails. So the workload objects (`workload`, by composition resource name)
+ * that do not exist yet are wanted only once every other namespaced object is observed; one
+ * that exists is never dropped. Observed, not fetched: the boundary's existence is what matters,
+ * and Crossplane reports it for every composed object with no extra request.
+ */
+export function workloadLast(objects: Record<string, KubeObject>, observed: Record<string, KubeObject>, workload: readonly string[]): Record<string, KubeObject> {
+  const boundaryMissing = Object.entries(objects).some(([name, o]) => !workload.includes(name) && o.metadata?.namespace !== undefined && observed[name] === undefined);
+  if (!boundaryMissing) return objects;
+  return Object.fromEntries(Object.entries(objects).filter(([name]) => !workload.includes(name) || observed[name] !== undefined));
+}
+
+/**
+ * The order a workspace's objects are created in: its Namespace first, its workload last.
+ */
+export function inCreationOrder(objects: Record<string, KubeObject>, observed: Record<string, KubeObject>, namespace: Lookup, workload: readonly string[]): Record<string, KubeObject> {
+  return namespaceFirst(workloadLast(objects, observed, workload), observed, namespace);
+}
+
+/**
  * The workspace's Namespace as a required resource. Asked for on every call, first, so that it
  * is in the first round of Crossplane's requirement loop and the set of requirements stays the
  * same from call to call (a changed set costs another round).
