@@ -6,20 +6,32 @@ import type { KubeObject } from "../functions/berth/model.js";
 import { ALL_REQUIRED, request } from "./fixtures.js";
 
 /**
- * Renders a workspace with everything its profile refers to, reconcile after reconcile (the
- * first creates only the Namespace), and returns the composed objects it converges to.
+ * Renders a workspace with everything its profile refers to, reconcile after reconcile, each
+ * observing what the one before asked for, until the set of objects stops growing (the first
+ * creates only the Namespace, the next its boundary, then its workload). Returns each
+ * reconcile's observed and desired objects, first to last.
  */
-export function renderObjects(workspace: KubeObject, required: Record<string, KubeObject[]> = ALL_REQUIRED): Record<string, KubeObject> {
+export function renderReconciles(
+  workspace: KubeObject,
+  required: Record<string, KubeObject[]> = ALL_REQUIRED,
+): { observed: Record<string, KubeObject>; desired: Record<string, KubeObject> }[] {
+  const reconciles: { observed: Record<string, KubeObject>; desired: Record<string, KubeObject> }[] = [];
   let observed: Record<string, KubeObject> = {};
   for (let reconcile = 0; reconcile < 4; reconcile++) {
     const rsp = runFunction(request(workspace, { required, observed }));
     const fatal = rsp.results.find((r) => r.severity === 1);
     if (fatal) throw new Error(fatal.message);
     const desired = asObserved(rsp);
-    if (Object.keys(desired).length === Object.keys(observed).length) return desired;
+    reconciles.push({ observed, desired });
+    if (Object.keys(desired).length === Object.keys(observed).length) return reconciles;
     observed = desired;
   }
   throw new Error("the render did not converge in 4 reconciles");
+}
+
+/** The composed objects a workspace converges to (renderReconciles). */
+export function renderObjects(workspace: KubeObject, required: Record<string, KubeObject[]> = ALL_REQUIRED): Record<string, KubeObject> {
+  return renderReconciles(workspace, required).at(-1)!.desired;
 }
 
 export function ofKind(objects: Record<string, KubeObject>, kind: string): KubeObject[] {

@@ -3,10 +3,8 @@
 // fails here whatever the golden files say.
 import { describe, expect, it } from "vitest";
 import type { KubeObject } from "../../functions/berth/model.js";
-import { runFunction } from "../../functions/berth/function.js";
-import { asObserved } from "../../functions/berth/local-render.js";
-import { ALL_REQUIRED, EW_SANDBOX, EW_SUBSTRATE, EXAMPLE_WORKSPACES, PROFILE, SANDBOX_REQUIRED, SUBSTRATE_REQUIRED, edited, request } from "../fixtures.js";
-import { allContainers, ofKind, podSpec, renderObjects } from "../rendered.js";
+import { ALL_REQUIRED, EW_SANDBOX, EW_SUBSTRATE, EXAMPLE_WORKSPACES, PROFILE, SANDBOX_REQUIRED, SUBSTRATE_REQUIRED, edited } from "../fixtures.js";
+import { allContainers, ofKind, podSpec, renderObjects, renderReconciles } from "../rendered.js";
 
 const examples = Object.entries(EXAMPLE_WORKSPACES);
 
@@ -118,10 +116,8 @@ describe("rule 5: no ambient authority", () => {
     (_, workspace) => {
       const required = workspace.kind === "ExecutionWorkspace" ? (workspace === EW_SUBSTRATE ? SUBSTRATE_REQUIRED : SANDBOX_REQUIRED) : ALL_REQUIRED;
       const runsCode = (o: KubeObject) => ["Job", "Sandbox", "WorkerPool", "ActorTemplate"].includes(o.kind);
-      let observed: Record<string, KubeObject> = {};
       let created = false;
-      for (let reconcile = 0; reconcile < 4; reconcile++) {
-        const desired = asObserved(runFunction(request(workspace, { required, observed })));
+      for (const { observed, desired } of renderReconciles(workspace, required)) {
         for (const [name, o] of Object.entries(desired)) {
           if (!runsCode(o) || observed[name] !== undefined) continue;
           const boundary = Object.entries(desired).filter(([, b]) => !runsCode(b) && b.metadata?.namespace !== undefined);
@@ -129,7 +125,6 @@ describe("rule 5: no ambient authority", () => {
           expect(boundary.map(([, b]) => b.kind)).toEqual(expect.arrayContaining(["ServiceAccount", "ResourceQuota", "NetworkPolicy"]));
           created = true;
         }
-        observed = desired;
       }
       expect(created, "the workload is created at all").toBe(true);
     },
