@@ -1,3 +1,4 @@
+import type { Http2Server, Http2Session } from "node:http2";
 import * as grpc from "@grpc/grpc-js";
 import {
   type FunctionHandler,
@@ -41,6 +42,44 @@ export function maxRequestBytesFromEnvironment(env: Record<string, string | unde
 }
 
 /**
+ * The HTTP/2 flow-control windows the function advertises: how many bytes a caller may send it
+ * before waiting for a WINDOW_UPDATE, on the whole connection and on each call. Crossplane sends
+ * every call to the function over one connection, and HTTP/2's default window is 64 KiB, which
+ * grpc-js's server keeps (it reads no option for it: grpc/grpc-node#3058). Requests then reach the
+ * function at no more than 64 KiB per round trip, whatever the link: 40 KB/s at a 1 s round trip,
+ * where a burst of 60 calls of 120 KB (a workspace with its observed objects) takes 190 s and
+ * every call of the burst misses Crossplane's 2-minute reconcile deadline at once (measured in
+ * test/faults). Go functions do not meet this: grpc-go grows its windows from the measured
+ * bandwidth-delay product, up to 16 MiB. Berth opens the connection's window to that at once,
+ * and each call's to 4 MiB so that one large call cannot take the whole connection. Memory is
+ * bounded by the request bound above, not by the window: the function reads what arrives.
+ */
+export const CONNECTION_WINDOW_BYTES = 16 * 2 ** 20;
+export const STREAM_WINDOW_BYTES = 4 * 2 ** 20;
+
+/**
+ * Opens the flow-control windows of every HTTP/2 server the gRPC server creates (see
+ * CONNECTION_WINDOW_BYTES). grpc-js offers no option for it, so this wraps the method through
+ * which it makes its HTTP/2 servers, before it binds any: every connection is covered from its
+ * first byte. If a grpc-js release renames that method, the server serves with the default
+ * windows and says so; test/unit/serve.test.ts reads the windows a real connection is offered.
+ */
+function widenFlowControlWindows(server: grpc.Server, logger: { error(msg: string): void }): void {
+  const internals = server as unknown as { createHttp2Server?: (credentials: grpc.ServerCredentials) => Http2Server };
+  const create = internals.createHttp2Server;
+  if (typeof create !== "function") {
+    logger.error("cannot widen the HTTP/2 flow-control windows: this @grpc/grpc-js has no createHttp2Server; serving with 64 KiB windows");
+    return;
+  }
+  internals.createHttp2Server = function (this: grpc.Server, credentials: grpc.ServerCredentials): Http2Server {
+    const http2Server = create.call(this, credentials);
+    http2Server.updateSettings({ initialWindowSize: STREAM_WINDOW_BYTES });
+    http2Server.on("session", (session: Http2Session) => session.setLocalWindowSize(CONNECTION_WINDOW_BYTES));
+    return http2Server;
+  };
+}
+
+/**
  * Serves the function over gRPC as Crossplane expects: the standard flags (parsed by the SDK,
  * so they stay the SDK's), TLS unless --insecure, and the receive bound above, which the SDK's
  * `serve` does not let a function set. On SIGTERM or SIGINT it stops taking calls, answers the
@@ -64,6 +103,7 @@ export function serveFunction(handler: FunctionHandler, opts: { name: string; ma
   const logger = pino({ level: serverOptions.debug ? "debug" : "info", formatters: { level: (label) => ({ severity: label.toUpperCase() }) } });
   const runner = new FunctionRunner(handler, logger);
   const server = new grpc.Server({ "grpc.max_receive_message_length": opts.maxRequestBytes });
+  widenFlowControlWindows(server, logger);
   const runFunction: grpc.handleUnaryCall<RunFunctionRequest, RunFunctionResponse> = (call, answer) => {
     runner.RunFunction(call.request, logger).then(
       (rsp) => answer(null, rsp),

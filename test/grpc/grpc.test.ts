@@ -4,12 +4,15 @@
 // first), once with --insecure. What reaches the wire must equal the in-process
 // answer, field for field.
 import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { connect as http2Connect } from "node:http2";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXECUTION_CASES } from "../execution-cases.js";
 import { CASES, expected } from "../cases.js";
 import { fleetOperationRequest, lifecycleCases } from "../lifecycle-cases.js";
 import { RunFunctionRequest } from "@crossplane-org/function-sdk-typescript";
-import { MAX_REQUEST_ENV } from "../../functions/berth/serve.js";
+import { CONNECTION_WINDOW_BYTES, MAX_REQUEST_ENV, STREAM_WINDOW_BYTES } from "../../functions/berth/serve.js";
 import { rfc3339 } from "../../functions/berth/lifecycle/signals.js";
 import { ttlsFromEnvironment } from "../../functions/berth/ttl.js";
 import { connect, type FunctionProcess, type RunFunctionClient, startFunction } from "../support/function-process.js";
@@ -101,6 +104,49 @@ describe("the response TTLs are the operator's to set (BERTH_TTL_PROVISIONING, B
     await expect(startFunction({ entry: SHIPPED_ENTRY, insecure: true, env: { ...process.env, BERTH_TTL_AT_REST: "soon" } })).rejects.toThrow(
       `function exited with 2:\nfunction-berth: ${expectedMessage}`,
     );
+  });
+});
+
+/**
+ * The flow-control windows a caller is offered on a fresh connection: the initial window of each
+ * call (the server's SETTINGS) and of the whole connection (its WINDOW_UPDATE on stream 0), read
+ * once a ping has made its round trip, so every frame the server sent first has arrived.
+ */
+async function offeredWindows(address: string, tlsDir?: string): Promise<{ call: number | undefined; connection: number | undefined }> {
+  const session = tlsDir
+    ? http2Connect(`https://${address.replace("127.0.0.1", "localhost")}`, {
+        ca: readFileSync(join(tlsDir, "ca.crt")),
+        key: readFileSync(join(tlsDir, "tls.key")),
+        cert: readFileSync(join(tlsDir, "tls.crt")),
+      })
+    : http2Connect(`http://${address}`);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      session.once("error", reject);
+      session.once("remoteSettings", () => session.ping((e) => (e ? reject(e) : resolve())));
+    });
+    return { call: session.remoteSettings.initialWindowSize, connection: session.state.remoteWindowSize };
+  } finally {
+    session.destroy();
+  }
+}
+
+describe("a slow link to Crossplane", () => {
+  // Crossplane sends every call over one connection; at HTTP/2's default 64 KiB a 1 s round trip
+  // carries 40 KB/s, and a burst of calls then misses Crossplane's 2-minute deadline together
+  // (test/faults measures it through a slow link with real Crossplane).
+  it.each([
+    ["TLS, the shipped bundle", false],
+    ["--insecure", true],
+  ] as const)("is offered 16 MiB of flow-control window a connection and 4 MiB a call from the first byte (%s)", async (_, insecure) => {
+    const pki = insecure ? undefined : makeTestPKI(tempDir);
+    const fn = await startFunction(insecure ? { entry: SHIPPED_ENTRY, insecure: true } : { entry: SHIPPED_ENTRY, tlsDir: pki!.serverDir });
+    try {
+      expect(await offeredWindows(fn.address, pki?.clientDir)).toEqual({ call: STREAM_WINDOW_BYTES, connection: CONNECTION_WINDOW_BYTES });
+    } finally {
+      await fn.stop();
+    }
+    expect([STREAM_WINDOW_BYTES, CONNECTION_WINDOW_BYTES]).toEqual([4 * 2 ** 20, 16 * 2 ** 20]);
   });
 });
 
