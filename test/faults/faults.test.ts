@@ -8,13 +8,16 @@
 // said during the fault and how long converging took.
 //
 // The scenarios run in order on one fleet: each starts from the converged state the one before
-// it left. The inputs go wrong first, the processes after.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+// it left. The inputs go wrong first, the processes after. Whatever becomes of a scenario, the
+// fault it injected is undone after it (afterEach: the link passes again, every process runs,
+// every input and workspace document is as the examples define it), and the next one first
+// checks that the fleet is healthy: one that is not says which scenario left it so, instead of
+// failing later with a message about its own fault.
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startControlPlane, type ControlPlane } from "../conformance/controlplane/controlplane.js";
-import { applyExampleCluster, applyExampleProfileAndClass, classPermitsInEffect, Cluster, installBerth, load, loadOne, REPO, sleep, waitFor, type Obj } from "../conformance/setup.js";
+import { applyExampleCluster, applyExampleProfileAndClass, classPermitsInEffect, Cluster, installBerth, load, loadOne, ref, REPO, sleep, subsetDiff, waitFor, type Obj } from "../conformance/setup.js";
 import { installedFunction } from "../support/function-name.js";
 import { sumSamples, workspaceControllers } from "../support/prometheus.js";
-import { readFileSync } from "node:fs";
 import {
   API,
   fleetMembers,
@@ -26,26 +29,41 @@ import {
   settled,
   standInForTheNode,
   type Member,
+  type Seen,
 } from "./fleet.js";
-import { FaultProxy } from "./proxy.js";
+import { describeMode, FaultProxy } from "./proxy.js";
 import { pool } from "../support/processes.js";
+import { readFileSync, statSync } from "node:fs";
 import { SHIPPED_ENTRY, shippedNodeFlags } from "../../image/shipped.js";
 import { asObserved, fatalMessages, renderConverged, renderLocally } from "../../functions/berth/local-render.js";
 
 const DEV = Number(process.env.BERTH_FAULTS_DEVELOPER_WORKSPACES ?? 50);
 const EXEC = Number(process.env.BERTH_FAULTS_EXECUTION_WORKSPACES ?? 10);
-/** How long the fleet may take to converge after a fault ends (Crossplane retries a failed reconcile with backoff up to 60 s). */
-const CONVERGE_MS = 240_000;
 /**
- * Crossplane 2.4 gives a function call no deadline of its own: it ends with the reconcile's
- * (2 minutes, internal/controller/apiextensions/composite/reconciler.go). A partition must
- * outlast that for the call to fail rather than just wait.
+ * Crossplane 2.4 gives a function call no deadline of its own: it ends with the reconcile's, 2
+ * minutes (internal/controller/apiextensions/composite/reconciler.go).
  */
-const UNREACHABLE_MS = 130_000;
+const RECONCILE_DEADLINE_MS = 120_000;
+/** Crossplane retries a failed XR reconcile with exponential backoff capped at 30 s (definition/reconciler.go). */
+const MAX_BACKOFF_MS = 30_000;
 /**
- * A slow link to the function: every byte both ways this late. HTTP/2 flow control then bounds
- * what is in flight to a window per round trip, so calls queue behind each other, as they would
- * behind a slow function or a congested link.
+ * While an XR's watch circuit breaker is open, Crossplane lets one of its watch events through
+ * every 30 s and drops the rest (internal/circuit): a reconcile request (an annotation) is such an
+ * event, so one that was dropped is asked again after that long.
+ */
+const HALF_OPEN_MS = 30_000;
+/**
+ * How long the fleet may take to converge once a fault has ended: a reconcile already running
+ * may run to its deadline and fail, the retry comes after the longest backoff, and then the
+ * fleet's reconciles themselves, 60 workspaces' applies on 2 shared cores (90 s allowed).
+ */
+const CONVERGE_MS = RECONCILE_DEADLINE_MS + MAX_BACKOFF_MS + 90_000;
+/** A partition must outlast a call's deadline for the call to fail rather than just wait. */
+const UNREACHABLE_MS = RECONCILE_DEADLINE_MS + 10_000;
+/**
+ * A slow link to the function: every byte both ways this late, so a round trip takes a second.
+ * HTTP/2 flow control then lets only a window of bytes travel per round trip: the function's
+ * window sets how fast Crossplane's calls reach it (serve.ts, CONNECTION_WINDOW_BYTES).
  */
 const SLOW_MS = 500;
 const FUNCTION = installedFunction().name;
@@ -56,7 +74,7 @@ const log = (m: string) => process.stderr.write(`[faults ${new Date().toISOStrin
 let cp: ControlPlane;
 let c: Cluster;
 let proxy: FaultProxy;
-/** The function's log (it runs with --debug: one line per call). */
+/** The function's log (it runs with --debug: one line per call, naming the XR). */
 let functionLog: string;
 /** The fleet, as it is now (scenarios add and delete workspaces). */
 let members: Member[] = [];
@@ -113,14 +131,94 @@ async function statusDuring(m: Member, waitMs = 45_000): Promise<string> {
   }
 }
 
+/** Crossplane's metrics, as text. */
+const crossplaneMetrics = async () => (await fetch(`http://127.0.0.1:${cp.crossplaneMetricsPort}/metrics`)).text();
+
 /** Reconciles of workspace XRs Crossplane is running right now (controller-runtime's active workers). */
 async function reconcilesInFlight(): Promise<number> {
-  const text = await (await fetch(`http://127.0.0.1:${cp.crossplaneMetricsPort}/metrics`)).text();
-  return sumSamples(text, "controller_runtime_active_workers", workspaceControllers);
+  return sumSamples(await crossplaneMetrics(), "controller_runtime_active_workers", workspaceControllers);
 }
 
-/** RunFunction calls the function has answered so far (its per-call debug lines). */
-const functionCalls = () => readFileSync(functionLog, "utf8").split("\n").filter((l) => l.includes('"msg":"rendered"')).length;
+/** What Crossplane counted of its calls to the function since it started, and the watch events its circuit breakers dropped. */
+interface CrossplaneCounts {
+  calls: number;
+  answered: number;
+  pastDeadline: number;
+  eventsDropped: number;
+}
+
+async function crossplaneCounts(): Promise<CrossplaneCounts> {
+  const text = await crossplaneMetrics();
+  const ours = (l: string) => l.includes(`function_name="${FUNCTION}"`);
+  const answeredWith = (code: string) => sumSamples(text, "function_run_function_response_total", (l) => ours(l) && l.includes(`grpc_code="${code}"`));
+  return {
+    calls: sumSamples(text, "function_run_function_request_total", ours),
+    answered: answeredWith("OK"),
+    pastDeadline: answeredWith("DeadlineExceeded"),
+    eventsDropped: sumSamples(text, "circuit_breaker_events_total", (l) => l.includes('result="Dropped"')),
+  };
+}
+
+/** What Crossplane's counts say happened between two readings, in words. */
+function crossplaneSaid(before: CrossplaneCounts, after: CrossplaneCounts): string {
+  const d = (k: keyof CrossplaneCounts) => after[k] - before[k];
+  return `Crossplane made ${d("calls")} calls to the function: ${d("answered")} answered, ${d("pastDeadline")} past its 2-minute reconcile deadline (DeadlineExceeded); its circuit breakers dropped ${d("eventsDropped")} watch events`;
+}
+
+/**
+ * Waits until `judge` finds nothing wrong with any member (`judge` is given every XR as the API
+ * server has it, once per poll). Crossplane's per-XR watch circuit breaker drops a reconcile
+ * request (an annotation) for an XR whose watch events came in a burst (a previous fault's status
+ * writes) and lets one event through every 30 s; nothing else may arrive before the TTL at rest
+ * (15 min). So every HALF_OPEN_MS the members still wrong whose request is lost are asked again,
+ * as an operator would (README, Known limits), and the log says why. On a timeout the error
+ * names the members still wrong and what Crossplane's calls did meanwhile.
+ */
+async function untilEvery(what: string, judge: (seen: Map<string, Seen>) => (m: Member) => string | undefined, timeoutMs: number): Promise<{ askedAgain: number }> {
+  const counts = await crossplaneCounts();
+  let askedAt = Date.now();
+  let askedAgain = 0;
+  let wrong: string[] = [];
+  await waitFor(what, async () => {
+    const seen = await seeAll(c);
+    const why = judge(seen);
+    const behind = members.filter((m) => why(m) !== undefined);
+    wrong = behind.map((m) => `${memberKey(m)}: ${why(m)}`);
+    if (behind.length > 0 && Date.now() - askedAt >= HALF_OPEN_MS) {
+      // A request is lost if the breaker holds the XR, or if nothing is reconciling at all;
+      // asking again while reconciles run would only add to their load.
+      const idle = (await reconcilesInFlight()) === 0;
+      const held = behind.filter((m) => seen.get(memberKey(m))?.responsive?.reason === "WatchCircuitOpen");
+      const lost = idle ? behind : held;
+      if (lost.length > 0) {
+        log(`${what}: ${behind.length} not yet (${held.length} say WatchCircuitOpen, ${idle ? "no reconcile running" : "reconciles running"}); requesting a reconcile of ${lost.length} again`);
+        await requestReconcile(c, lost);
+        askedAgain++;
+      }
+      askedAt = Date.now();
+    }
+    return behind.length === 0;
+  }, timeoutMs, 1000).catch(async (e) => {
+    throw new Error(`${e.message}; ${wrong.length} not yet:\n  ${wrong.slice(0, 8).join("\n  ")}\n${crossplaneSaid(counts, await crossplaneCounts())}`);
+  });
+  return { askedAgain };
+}
+
+/**
+ * The workspaces the function has answered a call for since `offset` bytes into its log (it runs
+ * with --debug: one line per call, naming the XR), by memberKey. Crossplane 2.4 keeps no record
+ * of a handled reconcile request on the XR (status.lastHandledReconcileAt is not in the CRDs it
+ * generates), so the function's log is where a call for each workspace shows.
+ */
+function answeredSince(offset: number): Set<string> {
+  const out = new Set<string>();
+  for (const line of readFileSync(functionLog).subarray(offset).toString("utf8").split("\n")) {
+    if (!line.includes('"msg":"rendered"')) continue;
+    const m = /^(\w+) "(.+)"$/.exec(String((JSON.parse(line) as { composite?: unknown }).composite));
+    if (m) out.add(`${m[1]}/${m[2]}`);
+  }
+  return out;
+}
 
 /**
  * Waits until the fleet is settled (see `settled`) with no reconcile of a workspace running: a
@@ -138,20 +236,29 @@ async function converged(ms: Member[] = members): Promise<number> {
 }
 
 /**
- * Has every member reconciled now (as its requeue would, sooner) and waits until those
- * reconciles are done: the function answered at least one call per member and no reconcile runs.
- * Returns the seconds it took and the most members seen not Synced meanwhile.
+ * Has every member reconciled now (as its requeue would, sooner) and waits until the function has
+ * answered a call for each (a request the breaker dropped asked again) and no reconcile runs: the
+ * answers are back with Crossplane, or its 2-minute deadline has passed. Returns the seconds it
+ * took, how many members were seen not Synced meanwhile, and what Crossplane's calls did.
  */
-async function reconcileAll(): Promise<{ seconds: number; calls: number; unsynced: number }> {
-  const calls = functionCalls();
+async function reconcileAll(): Promise<{ seconds: number; unsynced: number; askedAgain: number; pastDeadline: number; crossplane: string }> {
+  const counts = await crossplaneCounts();
   const t = Date.now();
+  const offset = statSync(functionLog).size;
   await requestReconcile(c, members);
-  let unsynced = 0;
-  await waitFor(`every workspace reconciled (${members.length} calls)`, async () => {
-    unsynced = Math.max(unsynced, [...(await seeAll(c)).values()].filter((x) => x.synced?.status !== "True").length);
-    return functionCalls() - calls >= members.length && (await reconcilesInFlight()) === 0;
-  }, CONVERGE_MS, 1000);
-  return { seconds: (Date.now() - t) / 1000, calls: functionCalls() - calls, unsynced };
+  const unsynced = new Set<string>();
+  const { askedAgain } = await untilEvery(`a call answered for every workspace`, (seen) => {
+    const answered = answeredSince(offset);
+    return (m) => {
+      if (seen.get(memberKey(m))?.synced?.status !== "True") unsynced.add(memberKey(m));
+      return answered.has(memberKey(m)) ? undefined : "no call answered by the function since the request";
+    };
+  }, CONVERGE_MS);
+  await waitFor("every reconcile finished", async () => (await reconcilesInFlight()) === 0, RECONCILE_DEADLINE_MS, 500).catch(async (e) => {
+    throw new Error(`${e.message}; ${crossplaneSaid(counts, await crossplaneCounts())}`);
+  });
+  const after = await crossplaneCounts();
+  return { seconds: (Date.now() - t) / 1000, unsynced: unsynced.size, askedAgain, pastDeadline: after.pastDeadline - counts.pastDeadline, crossplane: crossplaneSaid(counts, after) };
 }
 
 /**
@@ -206,31 +313,12 @@ async function inputFault(fault: string, edit: () => Promise<Obj[]>, restore: ()
       const cluster = await edit();
       const refusals = await expectedRefusals(cluster);
       await reconcileAll();
-      let askedAt = Date.now();
-      let wrong: string[] = [];
-      await waitFor(`${refusals.size} workspaces refused, ${members.length - refusals.size} still Synced`, async () => {
-        const seen = await seeAll(c);
-        const answer = (m: Member) => {
-          const s = seen.get(memberKey(m));
-          const refusal = refusals.get(memberKey(m));
-          if (refusal === undefined) return s?.synced?.status === "True" ? undefined : `${memberKey(m)}: Synced=${s?.synced?.status} ${s?.synced?.message}`;
-          return s?.synced?.status === "False" && s.synced.message?.includes(refusal) ? undefined : `${memberKey(m)}: Synced=${s?.synced?.status} ${s?.synced?.message}; expected the refusal ${refusal}`;
-        };
-        const behind = members.filter((m) => answer(m) !== undefined);
-        wrong = behind.map((m) => answer(m)!);
-        // Crossplane's per-XR watch circuit breaker drops the reconcile request of an XR whose
-        // events came in a burst (the previous fault's status writes), and lets one event through
-        // every 30 s: ask again, as an operator would (test/conformance/setup.ts undoneByCrossplane).
-        if (behind.length > 0 && Date.now() - askedAt >= 30_000) {
-          const open = behind.filter((m) => seen.get(memberKey(m))?.responsive?.reason === "WatchCircuitOpen").length;
-          log(`${fault}: ${behind.length} not reconciled yet (${open} say WatchCircuitOpen); requesting a reconcile again`);
-          await requestReconcile(c, behind);
-          askedAt = Date.now();
-        }
-        return wrong.length === 0;
-      }, 120_000, 1000).catch((e) => {
-        throw new Error(`${e.message}\n  ${wrong.slice(0, 8).join("\n  ")}`);
-      });
+      await untilEvery(`${refusals.size} workspaces refused, ${members.length - refusals.size} still Synced`, (seen) => (m) => {
+        const s = seen.get(memberKey(m));
+        const refusal = refusals.get(memberKey(m));
+        if (refusal === undefined) return s?.synced?.status === "True" ? undefined : `Synced=${s?.synced?.status} ${s?.synced?.message}`;
+        return s?.synced?.status === "False" && s.synced.message?.includes(refusal) ? undefined : `Synced=${s?.synced?.status} ${s?.synced?.message}; expected the refusal ${refusal}`;
+      }, RECONCILE_DEADLINE_MS);
       const example = [...refusals.keys()][0];
       const said = example === undefined ? undefined : (await seeAll(c)).get(example)?.synced;
       return said === undefined ? "every workspace stayed Synced" : `${refusals.size} of ${members.length} refused, Synced=False ${said.reason}: ${said.message}`;
@@ -250,6 +338,64 @@ function clusterWith(replacement: Obj | undefined, without?: Obj): Obj[] {
 
 const profile = () => loadOne("examples/profile.yaml");
 const sandboxClass = () => loadOne("examples/class-sandbox.yaml");
+
+/** Workspaces a scenario has created and not yet brought into the fleet (see finishProvisioning). */
+let provisioning: Member[] = [];
+
+/** Brings the workspaces being provisioned into the fleet: all their objects, the running ones marked running by the stand-in for the node. */
+async function finishProvisioning(): Promise<void> {
+  await settled(c, provisioning, want, CONVERGE_MS, { readiness: false });
+  await standInForTheNode(c, provisioning);
+  members = [...members, ...provisioning];
+  provisioning = [];
+}
+
+/** The processes of the system under test, in the order they must run again (each needs the ones before it). */
+const PROCESSES = ["etcd", "kube-apiserver", "kube-controller-manager", "crossplane", FUNCTION_PROCESS];
+
+/**
+ * Ends whatever fault is still in place, whatever became of the scenario that made it: the link
+ * to the function passes again, every process runs, and every input and workspace document is as
+ * the examples define it (re-created if deleted, re-applied if changed). Returns what it found.
+ */
+async function undoAnyFault(): Promise<string[]> {
+  const undone: string[] = [];
+  if (proxy.current.type !== "pass") {
+    undone.push(`the link to the function was still ${describeMode(proxy.current)}: it passes again`);
+    proxy.set({ type: "pass" });
+  }
+  for (const name of PROCESSES) if (await cp.restore(name)) undone.push(`${name} was not running: relaunched`);
+  for (const o of [...clusterObjects(), ...[...members, ...provisioning].map((m) => m.doc)]) {
+    const live = await c.getOf(o);
+    const { apiVersion: _a, kind: _k, metadata: _m, status: _s, ...fields } = o;
+    const drift = live === undefined ? ["missing"] : subsetDiff(fields, live);
+    if (drift.length === 0) continue;
+    await c.apply(o);
+    undone.push(`${ref(o)} ${live === undefined ? "was missing: re-created" : `had changed (${drift.slice(0, 2).join("; ")}): re-applied`}`);
+  }
+  if (provisioning.length > 0) {
+    undone.push(`${provisioning.length} workspaces were left half-provisioned: brought into the fleet`);
+    await finishProvisioning();
+  }
+  return undone;
+}
+
+/** The scenario before this one, and what was undone after it. */
+let previous: { name: string; failed: boolean; undone: string[] } | undefined;
+
+beforeEach(async () => {
+  // Every fault starts from a healthy fleet; if an earlier scenario left it otherwise, say so.
+  await converged().catch((e) => {
+    const after = previous ? `, after "${previous.name}" (${previous.failed ? "which failed" : "which passed"}${previous.undone.length > 0 ? `; undone after it: ${previous.undone.join("; ")}` : ""})` : "";
+    throw new Error(`the fleet was not healthy before this fault${after}: ${e instanceof Error ? e.message : e}`);
+  });
+}, CONVERGE_MS + 60_000);
+
+afterEach(async (context) => {
+  const undone = await undoAnyFault();
+  previous = { name: context.task.name, failed: (context.task.result?.errors?.length ?? 0) > 0, undone };
+  if (undone.length > 0) log(`after "${context.task.name}": ${undone.join("; ")}`);
+}, 300_000);
 
 beforeAll(async () => {
   let t = Date.now();
@@ -361,9 +507,12 @@ describe("nothing a workspace owns is lost, and the fleet converges by itself, w
         await requestReconcile(c, members); // load: every workspace reconciles now
         await sleep(500);
         await cp.kill(FUNCTION_PROCESS, "SIGKILL");
-        if (i === 0) during = `${await statusDuring(first("DeveloperWorkspace"), 10_000)}: Crossplane's call waits for the function to come back (gRPC waitForReady) within its 2-minute reconcile deadline`;
-        else await sleep(3000);
-        await cp.relaunch(FUNCTION_PROCESS);
+        try {
+          if (i === 0) during = `${await statusDuring(first("DeveloperWorkspace"), 10_000)}: Crossplane's call waits for the function to come back (gRPC waitForReady) within its 2-minute reconcile deadline`;
+          else await sleep(3000);
+        } finally {
+          await cp.restore(FUNCTION_PROCESS);
+        }
       }
       return during;
     });
@@ -373,19 +522,34 @@ describe("nothing a workspace owns is lost, and the fleet converges by itself, w
     await survive(`function unreachable for ${UNREACHABLE_MS / 1000} s (partition)`, async () => {
       const t = Date.now();
       proxy.set({ type: "blackhole" });
-      const during = await statusDuring(first("DeveloperWorkspace"), UNREACHABLE_MS + 20_000);
-      await sleep(Math.max(0, UNREACHABLE_MS - (Date.now() - t)));
-      proxy.set({ type: "pass" });
-      return during;
+      try {
+        const during = await statusDuring(first("DeveloperWorkspace"), UNREACHABLE_MS + 20_000);
+        await sleep(Math.max(0, UNREACHABLE_MS - (Date.now() - t)));
+        return during;
+      } finally {
+        proxy.set({ type: "pass" });
+      }
     });
   });
 
-  it(`the function answers slowly (every byte ${SLOW_MS} ms late, both ways)`, async () => {
+  it(`the function answers slowly (every byte ${SLOW_MS} ms late, both ways): every call still within Crossplane's deadline`, async () => {
     await survive(`function slow (every byte ${SLOW_MS} ms late, both ways)`, async () => {
+      const sent = { ...proxy.bytes };
       proxy.set({ type: "delay", ms: SLOW_MS });
-      const r = await reconcileAll();
-      proxy.set({ type: "pass" });
-      return `${r.unsynced === 0 ? "Synced=True throughout" : `${r.unsynced} workspaces not Synced at some point`}; every workspace reconciled through the slow link (${r.calls} calls) in ${r.seconds.toFixed(1)} s`;
+      let r: Awaited<ReturnType<typeof reconcileAll>>;
+      try {
+        r = await reconcileAll();
+      } finally {
+        proxy.set({ type: "pass" });
+      }
+      const kB = (k: keyof typeof sent) => Math.round((proxy.bytes[k] - sent[k]) / 1000);
+      const during = `${r.unsynced === 0 ? "Synced=True throughout" : `${r.unsynced} workspaces not Synced at some point`}; every workspace reconciled through the slow link in ${r.seconds.toFixed(1)} s (${kB("toFunction")} kB to the function, ${kB("toCrossplane")} kB back${r.askedAgain > 0 ? `; lost requests asked again ${r.askedAgain} times` : ""}); ${r.crossplane}`;
+      // The function's flow-control windows carry a burst across a 1 s round trip in a few round
+      // trips. At HTTP/2's default 64 KiB the link carried about 60 KB/s: one reconcile of the
+      // fleet took 87 s of the 2-minute deadline, and a Crossplane restart under the link (every
+      // XR reconciled at once, then again) sent 61 calls past it (serve.ts).
+      expect(r.pastDeadline, during).toBe(0);
+      return during;
     });
   });
 
@@ -394,17 +558,20 @@ describe("nothing a workspace owns is lost, and the fleet converges by itself, w
     await countWanted(added);
     const before = await ownership(c, members);
     const t = Date.now();
+    provisioning = added;
     await pool(added, 16, (m) => c.apply(m.doc));
     // Mid-provisioning: once the first of them owns its Namespace, before the rest follows.
     await waitFor("a new workspace's first object", async () => [...(await seeAll(c)).entries()].some(([k, s]) => added.some((m) => memberKey(m) === k) && s.refs.length > 0), 60_000, 100);
     await cp.kill("crossplane", "SIGKILL");
-    const partial = await seeAll(c);
-    const during = `Crossplane killed as ${added.length} new workspaces were being provisioned (they owned ${added.map((m) => partial.get(memberKey(m))?.refs.length ?? 0).join(", ")} of ${added.map((m) => want.get(memberKey(m))).join(", ")} objects); status frozen while it is down`;
-    await sleep(3000);
-    await cp.relaunch("crossplane");
-    await settled(c, added, want, CONVERGE_MS, { readiness: false });
-    await standInForTheNode(c, added);
-    members = [...members, ...added];
+    let during: string;
+    try {
+      const partial = await seeAll(c);
+      during = `Crossplane killed as ${added.length} new workspaces were being provisioned (they owned ${added.map((m) => partial.get(memberKey(m))?.refs.length ?? 0).join(", ")} of ${added.map((m) => want.get(memberKey(m))).join(", ")} objects); status frozen while it is down`;
+      await sleep(3000);
+    } finally {
+      await cp.restore("crossplane");
+    }
+    await finishProvisioning();
     const convergeS = await converged();
     const lost = losses(before, await ownership(c, members));
     rows.push({ fault: "Crossplane SIGKILL mid-provisioning, restarted", during, lost: lost.length, convergeS: (Date.now() - t) / 1000 });
@@ -430,7 +597,7 @@ describe("nothing a workspace owns is lost, and the fleet converges by itself, w
       }, 60_000, 100);
       await cp.kill("crossplane", "SIGKILL");
       await sleep(3000);
-      await cp.relaunch("crossplane");
+      await cp.restore("crossplane");
       const t = Date.now();
       await waitFor("the deleted workspaces and their namespaces gone", async () => {
         for (const m of doomed) if (await c.get(API, m.kind, m.name)) return false;
@@ -443,11 +610,14 @@ describe("nothing a workspace owns is lost, and the fleet converges by itself, w
 
   it("the API server and etcd are restarted", async () => {
     await survive("API server and etcd restarted", async () => {
-      await cp.kill("kube-apiserver", "SIGTERM");
-      await cp.kill("etcd", "SIGTERM");
-      await sleep(5000);
-      await cp.relaunch("etcd");
-      await cp.relaunch("kube-apiserver");
+      try {
+        await cp.kill("kube-apiserver", "SIGTERM");
+        await cp.kill("etcd", "SIGTERM");
+        await sleep(5000);
+      } finally {
+        await cp.restore("etcd");
+        await cp.restore("kube-apiserver");
+      }
       // The API server resolves the berth-class-permits policy's paramKind (a CRD) through a
       // discovery cache it fills again after a start: until then the policy fails closed and
       // every ExecutionWorkspace write, Crossplane's included, is refused (README, Known limits).

@@ -9,6 +9,9 @@ import { connect, createServer, type Server, type Socket } from "node:net";
 
 export type ProxyMode = { type: "pass" } | { type: "delay"; ms: number } | { type: "blackhole" };
 
+/** A mode as the suite's messages name it. */
+export const describeMode = (m: ProxyMode): string => (m.type === "delay" ? `delay ${m.ms} ms` : m.type);
+
 interface Link {
   client: Socket;
   upstream?: Socket;
@@ -21,6 +24,8 @@ export class FaultProxy {
   port = 0;
   /** Connections accepted so far: shows Crossplane dialled again after a fault. */
   connections = 0;
+  /** Bytes forwarded so far, each way: what a fault made cross the link. */
+  readonly bytes = { toFunction: 0, toCrossplane: 0 };
 
   constructor(private readonly upstreamPort: number) {}
 
@@ -32,6 +37,11 @@ export class FaultProxy {
     });
     this.port = (this.server.address() as { port: number }).port;
     return this.port;
+  }
+
+  /** The mode in force. */
+  get current(): ProxyMode {
+    return this.mode;
   }
 
   /** Switches mode. Entering a blackhole cuts every live connection off from the function. */
@@ -66,12 +76,12 @@ export class FaultProxy {
       if (this.mode.type !== "blackhole") client.destroy();
       else link.upstream = undefined;
     });
-    this.pipe(client, upstream);
-    this.pipe(upstream, client);
+    this.pipe(client, upstream, "toFunction");
+    this.pipe(upstream, client, "toCrossplane");
   }
 
   /** Forwards chunks in order, each after the delay in force when it arrived. */
-  private pipe(from: Socket, to: Socket): void {
+  private pipe(from: Socket, to: Socket, direction: keyof FaultProxy["bytes"]): void {
     let queue = Promise.resolve();
     from.on("data", (chunk: Buffer) => {
       const mode = this.mode;
@@ -80,7 +90,9 @@ export class FaultProxy {
       queue = queue.then(async () => {
         const wait = due - Date.now();
         if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-        if (!to.destroyed && this.mode.type !== "blackhole") to.write(chunk);
+        if (to.destroyed || this.mode.type === "blackhole") return;
+        this.bytes[direction] += chunk.length;
+        to.write(chunk);
       });
     });
     from.on("end", () => void queue.then(() => to.end()));

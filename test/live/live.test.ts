@@ -817,33 +817,40 @@ describe("faults on a live node", () => {
     await survives("containerd SIGKILL, restarted after 5 s", async (driftNow) => {
       const pid = await live.node.containerPid(sessionPod.ns, sessionPod.pod, sessionPod.container);
       await live.node.kill("containerd");
-      await driftNow();
-      await sleep(5000);
-      process.kill(pid, 0); // throws if the runtime died with containerd
-      const during = `runtime pid ${pid} still running; ${await statusLine()}`;
-      await live.node.relaunch("containerd");
-      return during;
+      try {
+        await driftNow();
+        await sleep(5000);
+        process.kill(pid, 0); // throws if the runtime died with containerd
+        return `runtime pid ${pid} still running; ${await statusLine()}`;
+      } finally {
+        await live.node.restore("containerd");
+      }
     });
   }, 600_000);
 
   it("kubelet is SIGKILLed and restarted: it adopts the running pods and restarts none", async () => {
     await survives("kubelet SIGKILL, restarted after 10 s", async (driftNow) => {
       await live.node.kill("kubelet");
-      await driftNow();
-      await sleep(10_000);
-      const during = await statusLine();
-      await live.node.relaunch("kubelet");
-      return during;
+      try {
+        await driftNow();
+        await sleep(10_000);
+        return await statusLine();
+      } finally {
+        await live.node.restore("kubelet");
+      }
     });
   }, 600_000);
 
   it("the API server and etcd are restarted: Crossplane on the node re-lists through the Service; nothing owned changes", async () => {
     await survives("API server and etcd SIGTERM, restarted after 5 s", async () => {
-      await live.cp.kill("kube-apiserver", "SIGTERM");
-      await live.cp.kill("etcd", "SIGTERM");
-      await sleep(5000);
-      await live.cp.relaunch("etcd");
-      await live.cp.relaunch("kube-apiserver");
+      try {
+        await live.cp.kill("kube-apiserver", "SIGTERM");
+        await live.cp.kill("etcd", "SIGTERM");
+        await sleep(5000);
+      } finally {
+        await live.cp.restore("etcd");
+        await live.cp.restore("kube-apiserver");
+      }
       const endedAt = Date.now();
       await classPermitsInEffect(live.cluster, SANDBOX_CLASS);
       return { during: `API server down 5 s; ExecutionWorkspace writes refused by berth-class-permits for ${((Date.now() - endedAt) / 1000).toFixed(1)} s after the restart; ${await statusLine()}`, endedAt };

@@ -142,6 +142,8 @@ export interface ControlPlane {
    */
   kill(name: string, signal?: "SIGKILL" | "SIGTERM"): Promise<void>;
   relaunch(name: string, timeoutMs?: number): Promise<void>;
+  /** Relaunches the process if a fault left it stopped (see relaunch); true if it had to. */
+  restore(name: string, timeoutMs?: number): Promise<boolean>;
   /** Crossplane's Prometheus metrics (controller-runtime's reconcile counts), on 127.0.0.1. Undefined without Crossplane. */
   crossplaneMetricsPort?: number;
   /** Kills every process (SIGTERM, then SIGKILL after 10 s); removes the run folder unless kept. */
@@ -446,6 +448,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       pids: () => Object.fromEntries(processes.procs.filter((p) => p.exitCode === undefined && p.child.pid).map((p) => [p.name, p.child.pid!])),
       kill: (name, signal = "SIGKILL") => processes.injectStop(name, signal),
       relaunch: (name, timeoutMs = 120_000) => processes.relaunchNamed(name, readiness.get(name), timeoutMs),
+      restore: (name, timeoutMs = 120_000) => processes.restore(name, readiness.get(name), timeoutMs),
       startFunction: async (f) => {
         if (!cp.functionTLSDir) throw new Error("startFunction needs Crossplane (its CA signs the function's certificate)");
         const port = f.port ?? (await freePort());

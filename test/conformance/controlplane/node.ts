@@ -85,6 +85,8 @@ export interface Node {
    */
   kill(name: string, signal?: "SIGKILL" | "SIGTERM"): Promise<void>;
   relaunch(name: string, timeoutMs?: number): Promise<void>;
+  /** Relaunches the process if a fault left it stopped (see relaunch); true if it had to. */
+  restore(name: string, timeoutMs?: number): Promise<boolean>;
   stop(): Promise<void>;
 }
 
@@ -501,6 +503,7 @@ export async function startNode(cp: ControlPlane, net: NodeNetwork, opts: NodeOp
     inNetns: (argv, o = {}) => run("nsenter", [`--net=${netnsPath}`, "--", ...argv], o),
     kill: (name, signal = "SIGKILL") => processes.injectStop(name, signal),
     relaunch: (name, timeoutMs = 120_000) => processes.relaunchNamed(name, readiness[name], timeoutMs),
+    restore: (name, timeoutMs = 120_000) => processes.restore(name, readiness[name], timeoutMs),
     stop,
   };
 }

@@ -161,6 +161,17 @@ export class ProcessSet {
     this.opts.log(`${name} relaunched (pid ${p.child.pid}), ready in ${Date.now() - since} ms`);
   }
 
+  /**
+   * Starts the process named `name` again if it has exited (a fault left it stopped), as
+   * relaunchNamed does; resolves true if it had to, false if it was running. What a test's
+   * `finally` calls, so that a fault it injected never outlives it.
+   */
+  async restore(name: string, ready: ((since: number) => Promise<boolean>) | undefined, timeoutMs: number): Promise<boolean> {
+    if (this.named(name).exitCode === undefined) return false;
+    await this.relaunchNamed(name, ready, timeoutMs);
+    return true;
+  }
+
   /** Throws, with the end of its log, if the process has exited. */
   alive(p: Proc): void {
     if (p.exitCode !== undefined) throw new Error(`${p.name} exited with ${p.exitCode}:\n${tail(p.logFile)}`);
