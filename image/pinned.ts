@@ -26,6 +26,8 @@ export interface PinnedFile {
   path: string;
   /** Names the pin in a mismatch error: "libc6 2.36-9+deb12u14 (image/sources.yaml)". */
   describe: string;
+  /** The pinned file out of what the URL serves, when that is an archive holding it. */
+  pick?: (downloaded: Uint8Array) => Uint8Array;
 }
 
 /**
@@ -42,6 +44,7 @@ export async function fetchPinned(pin: PinnedFile): Promise<{ path: string; down
   } catch (e) {
     throw new DownloadFailed(`cannot download ${pin.url} (${causeOf(e)})`);
   }
+  if (pin.pick) bytes = pin.pick(bytes);
   const actual = sha256Hex(bytes);
   if (actual !== pin.sha256) throw new Error(`downloaded from ${pin.url}: sha256 ${actual}, but ${pin.describe} is pinned at ${pin.sha256}`);
   // Written beside and renamed, so a process running in parallel never reads half a file.
