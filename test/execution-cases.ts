@@ -1,4 +1,6 @@
 import { DETACHED_AT, EXPIRED_AT, LAST_ACTIVITY, RELEASED_AT, SUSPENDED_AT, SUSPENDED_BY } from "../functions/berth/lifecycle/signals.js";
+import { runFunction } from "../functions/berth/function.js";
+import { asObserved } from "../functions/berth/local-render.js";
 import type { KubeObject } from "../functions/berth/model.js";
 import { type Case, fatalCase, namespaceRequirement, requirement } from "./cases.js";
 import {
@@ -26,18 +28,71 @@ export const CLASS_SANDBOX_HASH = "sha256:50c4c3915f892a5c";
 const classRequirement = (name: string) => ({ apiVersion: "workspaces.berth.dev/v1alpha1", kind: "ExecutionWorkspaceClass", matchName: name });
 const EW_NAMESPACE = { "workspace-namespace": namespaceRequirement("ws-work-session-42") };
 
-/** A Sandbox as the provider reports it: running, or stopped after a suspend. */
-export function observedSandbox(operatingMode: "Running" | "Suspended", ready: boolean): KubeObject {
+type SandboxCondition = [type: string, status: boolean, reason: string, message: string];
+
+/** A Sandbox at `generation` whose controller wrote `conditions` for `writtenFor` (that generation, unless it has not caught up). */
+function reportedSandbox(operatingMode: "Running" | "Suspended", generation: number, conditions: SandboxCondition[], spec: Record<string, unknown> = {}, writtenFor = generation): KubeObject {
   return {
     apiVersion: "agents.x-k8s.io/v1beta1",
     kind: "Sandbox",
-    metadata: { name: "workspace", namespace: "ws-work-session-42" },
-    spec: { operatingMode },
+    metadata: { name: "workspace", namespace: "ws-work-session-42", generation },
+    spec: { operatingMode, ...spec },
     status: {
-      conditions: [{ type: "Ready", status: ready ? "True" : "False", reason: ready ? "SandboxReady" : "SandboxPodNotReady", message: "pod sandbox-xyz is Pending", lastTransitionTime: "2026-11-29T09:00:00Z" }],
+      conditions: conditions.map(([type, status, reason, message]) => ({ type, status: status ? "True" : "False", reason, message, observedGeneration: writtenFor, lastTransitionTime: "2026-11-29T09:00:00Z" })),
     },
   };
 }
+
+/**
+ * A Sandbox as agent-sandbox v1.0.1 reports it (controllers/sandbox_controller.go): generation 1
+ * while it first runs, 2 once Berth has switched it to Suspended. Running: Ready True once its pod
+ * is ready, False while the pod is pending. Suspended: Ready False at once, Suspended True only
+ * once the pod is gone (suspendingSandbox is the moment between).
+ */
+export function observedSandbox(operatingMode: "Running" | "Suspended", ready: boolean): KubeObject {
+  if (operatingMode === "Suspended") {
+    return reportedSandbox("Suspended", 2, [
+      ["Ready", false, "SandboxSuspended", "Sandbox is suspended"],
+      ["Suspended", true, "PodTerminated", "Pod has been terminated. Sandbox is suspended"],
+    ]);
+  }
+  return reportedSandbox("Running", 1, [
+    ready ? ["Ready", true, "DependenciesReady", "Pod is Ready"] : ["Ready", false, "DependenciesNotReady", "Pod exists with phase: Pending"],
+    ["Suspended", false, "NotSuspended", "Sandbox is not suspended"],
+  ]);
+}
+
+/** Suspended, its pod still being deleted: not Ready at once, Suspended False until the pod is gone. */
+export const suspendingSandbox = (): KubeObject =>
+  reportedSandbox("Suspended", 2, [
+    ["Ready", false, "SandboxSuspended", "Sandbox is suspending"],
+    ["Suspended", false, "PodTerminating", "Pod is terminating. Sandbox is suspending"],
+  ]);
+
+/**
+ * Switched by Berth at generation 4 before the controller caught up. Suspended again right after a
+ * resume: what it says is the previous suspension's (generation 2, its pod long gone then).
+ * Running again: what it says was written before a suspension it never acted on (generation 1).
+ */
+export const sandboxNotCaughtUp = (operatingMode: "Running" | "Suspended"): KubeObject =>
+  operatingMode === "Suspended"
+    ? reportedSandbox("Suspended", 4, [["Ready", false, "SandboxSuspended", "Sandbox is suspended"], ["Suspended", true, "PodTerminated", "Pod has been terminated. Sandbox is suspended"]], {}, 2)
+    : reportedSandbox("Running", 4, [["Ready", true, "DependenciesReady", "Pod is Ready"], ["Suspended", false, "NotSuspended", "Sandbox is not suspended"]], {}, 1);
+
+/**
+ * The Sandbox running EW_SANDBOX's pod from an older runtime image: what Berth rendered before the
+ * profile moved the runtime to another, reported running by its controller.
+ */
+export function runningFromTheOldImage(): KubeObject {
+  const rendered = asObserved(runFunction(request(EW_SANDBOX, { required: SANDBOX_REQUIRED, observed: existingBoundary(EW_SANDBOX, SANDBOX_REQUIRED) }))).runtime!;
+  const podTemplate = structuredClone((rendered.spec as { podTemplate: { spec: { containers: { image: string }[] } } }).podTemplate);
+  podTemplate.spec.containers[0]!.image = "ghcr.io/example/agent-runtime:0.9.0";
+  const running = observedSandbox("Running", true);
+  return { ...running, spec: { ...(running.spec as object), podTemplate } };
+}
+
+/** Stopped by agent-sandbox at its shutdownTime (policy Retain: the Sandbox stays, its pod goes). */
+export const expiredSandbox = (): KubeObject => reportedSandbox("Running", 1, [["Ready", false, "SandboxExpired", "Sandbox has expired"]], { shutdownTime: "2026-12-01T08:00:00Z" });
 
 const VOLUME_SNAPSHOT: KubeObject = {
   apiVersion: "snapshot.storage.k8s.io/v1",
@@ -131,6 +186,42 @@ export const EXECUTION_CASES: Case[] = [
     want: { golden: "execution-suspending" },
   },
   {
+    name: "SuspendedOnlyOnceThePodIsGone",
+    reason: "agent-sandbox says not Ready as soon as the Sandbox is Suspended, while its pod is still being deleted; the workspace says Suspending until the controller says Suspended (the pod gone).",
+    req: request(edited(EW_SANDBOX, (w) => ((w.spec as { desiredState: string }).desiredState = "Suspended")), {
+      required: SANDBOX_REQUIRED,
+      observed: { ...existingBoundary(EW_SANDBOX, SANDBOX_REQUIRED), runtime: suspendingSandbox() },
+    }),
+    want: { golden: "execution-suspending-pod-terminating" },
+  },
+  {
+    name: "SuspendedWhenTheControllerSaysSoForTheCurrentSpec",
+    reason: "Suspended again right after a resume: the Sandbox's Suspended condition is the previous suspension's (written for an older generation), so the new pod may still run: Suspending, not Suspended.",
+    req: request(edited(EW_SANDBOX, (w) => ((w.spec as { desiredState: string }).desiredState = "Suspended")), {
+      required: SANDBOX_REQUIRED,
+      observed: { ...existingBoundary(EW_SANDBOX, SANDBOX_REQUIRED), runtime: sandboxNotCaughtUp("Suspended") },
+    }),
+    want: { golden: "execution-suspend-not-caught-up" },
+  },
+  {
+    name: "ReadyOnlyForTheSandboxAsItIsNow",
+    reason: "Resumed before the controller acted on the suspend or the resume: the Ready it reports was written for an older spec (before the suspend), so the workspace is Resuming, not Ready, and its runtime not ready.",
+    req: request(
+      edited(EW_SANDBOX, (w) => (w.status = { phase: "Suspended" })),
+      { required: SANDBOX_REQUIRED, observed: { ...existingBoundary(EW_SANDBOX, SANDBOX_REQUIRED), runtime: sandboxNotCaughtUp("Running") } },
+    ),
+    want: { golden: "execution-resume-not-caught-up" },
+  },
+  {
+    name: "RunningSandboxKeepsItsPodTemplate",
+    reason: "The profile moved the runtime to a new image under a running workspace: agent-sandbox never changes a running pod, so the Sandbox keeps the template its pod runs (rather than claim one it does not run), and a warning says it applies at the next resume.",
+    req: request(EW_SANDBOX, {
+      required: SANDBOX_REQUIRED,
+      observed: { ...existingBoundary(EW_SANDBOX, SANDBOX_REQUIRED), runtime: runningFromTheOldImage() },
+    }),
+    want: { golden: "execution-running-keeps-template" },
+  },
+  {
     name: "IdleRuleSuspendsKeepingTheVolume",
     reason: "Berth's lifecycle Operation suspended the workspace: the Sandbox goes to Suspended, the volume stays, and status names the rule, when it acted and how to resume.",
     req: request(suspendedByTheIdleRule({ [LAST_ACTIVITY]: "2026-12-01T09:00:00Z" }), {
@@ -214,6 +305,27 @@ export const EXECUTION_CASES: Case[] = [
       observed: { namespace: existingNamespace(EW_SANDBOX), runtime: observedSandbox("Running", true) },
     }),
     want: { golden: "execution-expired-retain" },
+  },
+  {
+    name: "ExpiredByTheProviderRemovesTheRuntime",
+    reason: "agent-sandbox stopped the runtime at the shutdownTime Berth gave it (the class's maximum lifetime), before Berth's own rule ran: the workspace is Expired at that time and, the class's providerResources being Delete, Berth removes the Sandbox; the files stay.",
+    req: request(
+      edited(EW_SANDBOX, (x) => (x.metadata = { ...x.metadata!, creationTimestamp: "2026-11-30T08:00:00Z" })),
+      { required: SANDBOX_REQUIRED, observed: { ...existingBoundary(EW_SANDBOX, SANDBOX_REQUIRED), runtime: expiredSandbox() } },
+    ),
+    want: { golden: "execution-expired-by-provider" },
+  },
+  {
+    name: "ExpiryStaysOnceTheSandboxHasGone",
+    reason: "The expiry the provider reported is kept in status: once the Sandbox is gone, Berth does not make it again.",
+    req: request(
+      edited(EW_SANDBOX, (x) => {
+        x.metadata = { ...x.metadata!, creationTimestamp: "2026-11-30T08:00:00Z" };
+        x.status = { phase: "Expired", lifecycle: { expiredAt: "2026-12-01T08:00:00Z" } };
+      }),
+      { required: SANDBOX_REQUIRED, observed: (({ runtime: _gone, ...rest }) => rest)(existingBoundary(EW_SANDBOX, SANDBOX_REQUIRED)) },
+    ),
+    want: { golden: "execution-expired-recorded" },
   },
   {
     name: "RestoreIntoANewWorkspace",

@@ -1,4 +1,5 @@
 import type { DesiredResource, KubeObject } from "./model.js";
+import { sandboxRunning } from "./sandbox-status.js";
 
 type Status =
   | { phase?: string; ready?: number; succeeded?: number; replicas?: number; readyToUse?: boolean; conditions?: { type?: string; status?: string }[] }
@@ -16,13 +17,14 @@ export function conditionTrue(observed: KubeObject | undefined, type: string): b
  * NetworkPolicy, ResourceQuota, LimitRange, Role, RoleBinding) has no health status, so it is
  * ready as soon as it exists.
  */
-const HEALTH: Record<string, (status: Status) => boolean> = {
+const HEALTH: Record<string, (status: Status, observed: KubeObject) => boolean> = {
   Namespace: (s) => s?.phase === "Active",
   PersistentVolumeClaim: (s) => s?.phase === "Bound",
   Job: (s) => (s?.ready ?? 0) >= 1 || (s?.succeeded ?? 0) >= 1,
   VolumeSnapshot: (s) => s?.readyToUse === true,
   VolumeSnapshotContent: (s) => s?.readyToUse === true,
-  Sandbox: (s) => statusConditionTrue(s, "Ready"),
+  // Ready for the Sandbox's current spec, not a Ready written before Berth last changed it.
+  Sandbox: (_, o) => sandboxRunning(o),
   WorkerPool: (s) => (s?.replicas ?? 0) >= 1,
   ActorTemplate: (s) => statusConditionTrue(s, "Ready") || s?.phase === "Ready",
 };
@@ -30,7 +32,7 @@ const HEALTH: Record<string, (status: Status) => boolean> = {
 export function isReady(observed: KubeObject | undefined): boolean {
   if (observed === undefined) return false;
   const check = HEALTH[observed.kind];
-  return check === undefined ? true : check(observed.status as Status);
+  return check === undefined ? true : check(observed.status as Status, observed);
 }
 
 /** Pairs each desired object with the readiness of what was observed under the same name. */

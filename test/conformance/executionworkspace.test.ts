@@ -4,7 +4,7 @@
 // restored into a new workspace in its own namespace.
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { fatalMessages, renderConverged } from "../../functions/berth/local-render.js";
-import { classPermitsInEffect, Cluster, condition, load, loadOne, type Obj, ref, renderedFields, subsetDiff, waitFor } from "./setup.js";
+import { classPermitsInEffect, Cluster, condition, load, loadOne, type Obj, ref, renderedFields, standInSuspended, subsetDiff, waitFor } from "./setup.js";
 
 const c = new Cluster(inject("kubeconfig"));
 const API = "workspaces.berth.dev/v1alpha1";
@@ -70,9 +70,13 @@ describe("ExecutionWorkspaces on a real control plane", () => {
     expect(sandbox?.spec.operatingMode).toBe("Running");
     expect(Object.values(live).some((o) => o.kind === "PersistentVolumeClaim")).toBe(true);
     await waitFor(`${xr.metadata!.name} Synced`, async () => condition(await ew(SANDBOX.metadata!.name!), "Synced")?.status === "True", 60_000);
-    // Every version the CRD serves lists the Sandbox: none waits on a conversion webhook this
-    // cluster does not run (installUpstreamCRDs says why that matters).
-    for (const version of ["v1alpha1", "v1beta1"]) {
+    // Every version the installed CRD serves lists the Sandbox (agent-sandbox v1.0.1 serves
+    // v1beta1 alone, with no conversion webhook; an older CRD that converted through one would
+    // not list here without its controller's webhook running).
+    const crd = await c.get("apiextensions.k8s.io/v1", "CustomResourceDefinition", "sandboxes.agents.x-k8s.io");
+    const served = (crd?.spec.versions as { name: string; served: boolean }[]).filter((v) => v.served).map((v) => v.name);
+    expect(served).toContain("v1beta1");
+    for (const version of served) {
       const res = await c.request("GET", `/apis/agents.x-k8s.io/${version}/sandboxes?resourceVersion=0`);
       expect(res.status, `${version}: ${res.text.slice(0, 300)}`).toBe(200);
       expect(res.body.items.length, version).toBeGreaterThan(0);
@@ -100,6 +104,10 @@ describe("ExecutionWorkspaces on a real control plane", () => {
 
     await c.mergePatch({ apiVersion: API, kind: "ExecutionWorkspace", metadata: { name }, spec: { desiredState: "Suspended" } });
     await waitFor("Sandbox operatingMode Suspended", async () => (await c.getOf(sandbox))?.spec.operatingMode === "Suspended", 90_000);
+    // No agent-sandbox controller runs here: until something says the pod is gone, the workspace
+    // is only Suspending. The test says it, as the controller would.
+    await waitFor(`${name} phase Suspending`, async () => (await ew(name))?.status?.phase === "Suspending", 60_000);
+    await standInSuspended(c, { namespace: sandbox.metadata!.namespace! });
     const suspended = await waitFor(`${name} phase Suspended`, async () => {
       const x = await ew(name);
       return x?.status?.phase === "Suspended" && x;

@@ -306,15 +306,22 @@ export async function classPermitsInEffect(c: Cluster, className: string, as?: I
 
 /**
  * What the node and the runtimes' controllers would report once a workspace runs: the PVC Bound
- * (no binder), the Job with a ready pod (no kubelet, no Job controller), the Sandbox Ready (no
- * agent-sandbox controller). The local control plane runs none of them, so the conformance suite
+ * (no binder), the Job with a ready pod (no kubelet, no Job controller), the Sandbox Ready as
+ * agent-sandbox v1.0.1 writes it (each condition for the Sandbox's current generation: Berth reads
+ * no other). The local control plane runs none of them, so the conformance suite, the fault suite
  * and bench:system write it by hand through the status subresource; nothing there reverts it,
  * and everything after (Crossplane observing it, Berth's readiness checks) is the real thing.
+ * (The live suite runs the real agent-sandbox controller instead.)
  */
-const RUNNING_STATUS: Record<string, (now: string) => unknown> = {
+const RUNNING_STATUS: Record<string, (now: string, generation: number) => unknown> = {
   PersistentVolumeClaim: () => ({ phase: "Bound" }),
   Job: (now) => ({ startTime: now, active: 1, ready: 1 }),
-  Sandbox: (now) => ({ conditions: [{ type: "Ready", status: "True", reason: "StandIn", message: "a test stands in for agent-sandbox", lastTransitionTime: now }] }),
+  Sandbox: (now, generation) => ({
+    conditions: [
+      { type: "Ready", status: "True", reason: "DependenciesReady", message: "Pod is Ready (a test stands in for agent-sandbox)", observedGeneration: generation, lastTransitionTime: now },
+      { type: "Suspended", status: "False", reason: "NotSuspended", message: "Sandbox is not suspended", observedGeneration: generation, lastTransitionTime: now },
+    ],
+  }),
 };
 
 /** Whether the stand-in has a running status for this object's kind. */
@@ -324,13 +331,24 @@ export const hasRunningStatus = (o: Obj): boolean => RUNNING_STATUS[o.kind!] !==
 export async function standInRunning(c: Cluster, o: Obj): Promise<void> {
   const status = RUNNING_STATUS[o.kind!];
   if (!status) throw new Error(`no stand-in status for ${o.kind}`);
-  await c.patchStatus(o.apiVersion!, o.kind!, o.metadata!.name!, o.metadata!.namespace, status(rfc3339(new Date())));
+  // Only a Sandbox's conditions name the generation they speak for: read it (one GET) only there.
+  const generation = o.kind === "Sandbox" ? (await c.getOf(o))?.metadata?.generation : 0;
+  if (generation === undefined) throw new Error(`${o.kind} ${o.metadata!.namespace}/${o.metadata!.name}: not found for its stand-in status`);
+  await c.patchStatus(o.apiVersion!, o.kind!, o.metadata!.name!, o.metadata!.namespace, status(rfc3339(new Date()), generation));
 }
 
-/** What agent-sandbox reports once a suspended Sandbox's pod is gone: no longer Ready. */
+/** What agent-sandbox reports once a suspended Sandbox's pod is gone: not Ready, and Suspended, for its current generation. */
 export async function standInSuspended(c: Cluster, sandbox: { namespace: string; name?: string }): Promise<void> {
-  await c.patchStatus("agents.x-k8s.io/v1beta1", "Sandbox", sandbox.name ?? "workspace", sandbox.namespace, {
-    conditions: [{ type: "Ready", status: "False", reason: "StandIn", message: "a test stands in for agent-sandbox: suspended", lastTransitionTime: rfc3339(new Date()) }],
+  const name = sandbox.name ?? "workspace";
+  const live = await c.get("agents.x-k8s.io/v1beta1", "Sandbox", name, sandbox.namespace);
+  if (!live) throw new Error(`Sandbox ${sandbox.namespace}/${name}: not found for its stand-in status`);
+  const now = rfc3339(new Date());
+  const generation = live.metadata!.generation!;
+  await c.patchStatus("agents.x-k8s.io/v1beta1", "Sandbox", name, sandbox.namespace, {
+    conditions: [
+      { type: "Ready", status: "False", reason: "SandboxSuspended", message: "Sandbox is suspended (a test stands in for agent-sandbox)", observedGeneration: generation, lastTransitionTime: now },
+      { type: "Suspended", status: "True", reason: "PodTerminated", message: "Pod has been terminated. Sandbox is suspended", observedGeneration: generation, lastTransitionTime: now },
+    ],
   });
 }
 
@@ -362,26 +380,11 @@ export const ref = (o: Obj) => `${o.kind} ${o.metadata?.namespace ? `${o.metadat
 const log = (m: string) => process.stderr.write(`[conformance ${new Date().toISOString().slice(11, 19)}] ${m}\n`);
 
 /** The upstream CRDs Berth composes (pinned in test/upstream-crds.yaml), applied and Established. */
-/**
- * agent-sandbox's CRDs convert between v1alpha1 and v1beta1 through agent-sandbox's own webhook,
- * a Service these clusters do not run (they run no agent-sandbox controller). Left so, the API
- * server keeps a watch cache per served version and the v1alpha1 one can never list the stored
- * v1beta1 Sandboxes: it re-lists every Sandbox from etcd about every 2 s, forever (330 times in
- * the first 12 min of bench:system at N = 1,000), load that grows with the workspaces and is
- * not Berth's. Berth writes and reads only v1beta1, so conversion here needs no webhook: strategy
- * None (apiVersion rewritten, nothing else), as where agent-sandbox runs its webhook every version
- * answers too.
- */
-function withoutAbsentConversionWebhook(crd: Obj): Obj {
-  if (crd.spec?.conversion?.strategy !== "Webhook") return crd;
-  return { ...crd, spec: { ...crd.spec, conversion: { strategy: "None" } } };
-}
-
 export async function installUpstreamCRDs(c: Cluster, say: (m: string) => void = log): Promise<Obj[]> {
   const upstream = await upstreamCRDs();
   if (!upstream.available) throw new Error(`the upstream CRDs are needed: ${upstream.reason}`);
   say(`upstream CRDs: ${upstream.source}`);
-  const crds = upstream.paths.flatMap(load).map(withoutAbsentConversionWebhook);
+  const crds = upstream.paths.flatMap(load);
   for (const crd of crds) await c.apply(crd);
   for (const crd of crds) {
     await waitFor(`CRD ${crd.metadata!.name} Established`, async () => condition(await c.getOf(crd), "Established")?.status === "True", 60_000, 250);

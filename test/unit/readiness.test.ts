@@ -22,3 +22,18 @@ describe("readiness of composed resources", () => {
     ["Job", { failed: 1 }, false],
   ] as const)("%s with status %j: ready %s", (kind, status, ready) => expect(isReady(o(kind, status))).toBe(ready));
 });
+
+describe("a Sandbox is ready only by a Ready written for its current spec", () => {
+  const sandbox = (generation: number, ready: { status: string; observedGeneration?: number }) => ({
+    apiVersion: "agents.x-k8s.io/v1beta1",
+    kind: "Sandbox",
+    metadata: { name: "workspace", generation },
+    status: { conditions: [{ type: "Ready", reason: "DependenciesReady", ...ready }] },
+  });
+  it.each([
+    ["Ready True for generation 3", sandbox(3, { status: "True", observedGeneration: 3 }), true],
+    ["Ready True, written for generation 2 (before the spec changed)", sandbox(3, { status: "True", observedGeneration: 2 }), false],
+    ["Ready True with no observedGeneration (cannot be shown current)", sandbox(3, { status: "True" }), false],
+    ["Ready False for generation 3", sandbox(3, { status: "False", observedGeneration: 3 }), false],
+  ] as const)("%s: ready %s", (_, o, ready) => expect(isReady(o)).toBe(ready));
+});

@@ -9,7 +9,8 @@ import { unready, withReadiness } from "../readiness.js";
 import { RequiredResources } from "../required.js";
 import { workspaceLabels, workspaceNamespace } from "../render/labels.js";
 import { inCreationOrder, type NamespaceProfile, renderNamespaceProfile, workspaceNamespaceLookup } from "../render/namespace-profile.js";
-import { keepStartedTemplate, renderWorkload } from "../render/workload.js";
+import { keepRunningTemplate } from "../render/running-template.js";
+import { renderWorkload } from "../render/workload.js";
 import { developerWorkspaceSchema } from "../schema/documents.js";
 import { parseDocument } from "../schema/errors.js";
 import type { DeveloperWorkspaceStatus } from "../schema/status.js";
@@ -89,7 +90,7 @@ export const renderDeveloperWorkspace: CompositeRenderer = (observed): Verdict =
   const outcome = recordedOutcome(observed.composite) ?? outcomeOfJob(observedWorkload);
   const warnings: string[] = [];
   if (outcome === undefined || observedWorkload !== undefined) {
-    const kept = keepStartedTemplate(renderWorkload(spec, runtime!, namespaceProfile, outcome !== undefined), observedWorkload);
+    const kept = keepRunningTemplate(renderWorkload(spec, runtime!, namespaceProfile, outcome !== undefined), observedWorkload, "template", "until the workspace is re-created, as a Job's template cannot change");
     objects.workload = kept.workload;
     if (kept.warning) warnings.push(kept.warning);
   }

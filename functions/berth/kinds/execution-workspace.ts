@@ -4,14 +4,16 @@ import { type CapabilityRequest, declaredCapabilities, resolveEgress } from "../
 import { type Binding, resolveClass } from "../execution-class.js";
 import type { CompositeRenderer, DesiredResource, KubeObject, Observed, Verdict } from "../model.js";
 import { workspaceLifecycle } from "../lifecycle/state.js";
-import { LAST_ACTIVITY, type LifecycleSignals, lifecycleSignals, rfc3339 } from "../lifecycle/signals.js";
+import { LAST_ACTIVITY, type LifecycleSignals, lifecycleSignals, rfc3339, timeOf } from "../lifecycle/signals.js";
 import type { Problem } from "../problems.js";
 import { beyondProfile, resolveProfile, resolveStorageClass } from "../profile.js";
-import { conditionTrue, unready, withReadiness } from "../readiness.js";
+import { unready, withReadiness } from "../readiness.js";
 import { describeRequirement, RequiredResources } from "../required.js";
 import { workspaceLabels, workspaceNamespace } from "../render/labels.js";
 import { inCreationOrder, type NamespaceProfile, renderNamespaceProfile, workspaceNamespaceLookup } from "../render/namespace-profile.js";
+import { keepRunningTemplate } from "../render/running-template.js";
 import { renderSandbox } from "../render/sandbox.js";
+import { sandboxExpiredAt, sandboxStopped } from "../sandbox-status.js";
 import { RESTORE_DATA_SOURCE, renderRestoreSource, type SnapshotSource } from "../render/snapshots.js";
 import { renderSubstrate, SUBSTRATE_NOT_DECLARABLE } from "../render/substrate.js";
 import type { Capabilities } from "../schema/capabilities.js";
@@ -154,9 +156,15 @@ function released(requirements: Verdict["requirements"], status: ExecutionWorksp
   };
 }
 
-/** A sandbox that has stopped after a suspend: its Suspended mode applied and no pod running. */
-function sandboxStopped(sandbox: KubeObject | undefined): boolean {
-  return (sandbox?.spec as { operatingMode?: string } | undefined)?.operatingMode === "Suspended" && !conditionTrue(sandbox, "Ready");
+/**
+ * When the workspace expired, by whichever saw it first: Berth's MaxLifetime rule (its
+ * annotation), or agent-sandbox, which stops the runtime at the shutdownTime Berth gives it. What
+ * the provider reported is kept in status (lifecycle.expiredAt), since its Sandbox may then go.
+ */
+function withExpiry(signals: LifecycleSignals, observed: Observed): LifecycleSignals {
+  const recorded = timeOf((observed.composite.status as ExecutionWorkspaceStatus | undefined)?.lifecycle?.expiredAt);
+  const expired = signals.expired ?? recorded ?? sandboxExpiredAt(observed.resources.runtime);
+  return expired === undefined ? signals : { ...signals, expired };
 }
 
 /**
@@ -220,7 +228,7 @@ export const renderExecutionWorkspace: CompositeRenderer = (observed): Verdict =
 
   const g = grant(spec, spec.classRef.name, cls.spec);
   if (g.type !== "granted") return stalled(observed, required.requirements, g, status);
-  const signals = lifecycleSignals(observed.composite);
+  const signals = withExpiry(lifecycleSignals(observed.composite), observed);
   const shutdown = shutdownTime(observed.composite, cls.spec.lifecycle.maxLifetimeMinutes);
   const lifecycle = workspaceLifecycle(signals, spec.classRef.name, cls.spec, spec, g.onDetach);
   if (lifecycle.type === "released") return released(required.requirements, status, signals, shutdown, lifecycle);
@@ -296,17 +304,25 @@ export const renderExecutionWorkspace: CompositeRenderer = (observed): Verdict =
   // says (Delete: not rendered, so Crossplane removes it; Retain: kept, stopped), and the
   // Namespace and volume stay until the document is deleted, so no file is lost to a clock.
   const { desiredState, byRule, expired, keepRuntime } = lifecycle;
+  const warnings: string[] = [];
   if (!keepRuntime) {
     // Nothing of the provider's is rendered.
   } else if (cls.spec.provider === "agent-sandbox") {
-    objects.runtime = renderSandbox(namespaceProfile, {
+    const operatingMode = desiredState === "Suspended" ? "Suspended" : "Running";
+    const sandbox = renderSandbox(namespaceProfile, {
       runtime,
       ...(cls.spec.agentSandbox?.runtimeClassName ? { runtimeClassName: cls.spec.agentSandbox.runtimeClassName } : {}),
-      operatingMode: desiredState === "Suspended" ? "Suspended" : "Running",
+      operatingMode,
       ...(shutdown ? { shutdownTime: shutdown } : {}),
-      shutdownPolicy: cls.spec.lifecycle.deletionPolicy.providerResources,
       env,
     });
+    // A Sandbox that runs and stays running keeps the template its pod was made from; a new one
+    // reaches the pod a resume makes.
+    const running = observed.resources.runtime;
+    const runs = operatingMode === "Running" && (running?.spec as { operatingMode?: string } | undefined)?.operatingMode === "Running";
+    const kept = keepRunningTemplate(sandbox, runs ? running : undefined, "podTemplate", "until the workspace next resumes from Suspended, as agent-sandbox never changes a running pod");
+    objects.runtime = kept.workload;
+    if (kept.warning) warnings.push(kept.warning);
   } else {
     Object.assign(objects, renderSubstrate(namespaceProfile, cls.spec.agentSubstrate!, runtime, env));
   }
@@ -322,7 +338,7 @@ export const renderExecutionWorkspace: CompositeRenderer = (observed): Verdict =
       ? {
           phase: "Expired" as const,
           reason: "MaxLifetime",
-          message: `Berth's MaxLifetime rule expired the workspace at ${rfc3339(expired)} (ExecutionWorkspaceClass "${spec.classRef.name}" lifecycle.maxLifetimeMinutes ${cls.spec.lifecycle.maxLifetimeMinutes}): its runtime is ${keepRuntime ? "stopped and kept" : "removed"}; its files are kept until this document is deleted`,
+          message: `the workspace reached its maximum lifetime at ${rfc3339(expired)} (ExecutionWorkspaceClass "${spec.classRef.name}" lifecycle.maxLifetimeMinutes ${cls.spec.lifecycle.maxLifetimeMinutes}): its runtime is ${keepRuntime ? "stopped and kept" : "removed"}; its files are kept until this document is deleted`,
         }
       : cls.spec.provider === "agent-sandbox"
       ? sandboxHealth(observed, desiredState, notReady, byRule)
@@ -352,7 +368,7 @@ export const renderExecutionWorkspace: CompositeRenderer = (observed): Verdict =
       ...(from && checkpoint ? { lineage: { kind: from.kind, checkpoint: from.ref.checkpointRef.name, ...(checkpoint.sourceWorkspace ? { sourceWorkspace: checkpoint.sourceWorkspace } : {}) } } : {}),
       ...(cls.spec.provider === "agent-substrate" ? { notDeclarable: SUBSTRATE_NOT_DECLARABLE } : {}),
     },
-    warnings: [],
+    warnings,
   };
 };
 

@@ -16,7 +16,6 @@ export interface SandboxSettings {
   operatingMode: "Running" | "Suspended";
   /** When the provider shuts the sandbox down: the class's maximum lifetime after creation. */
   shutdownTime?: string;
-  shutdownPolicy: "Delete" | "Retain";
   env: { name: string; value: string }[];
 }
 
@@ -58,7 +57,11 @@ export function renderSandbox(p: NamespaceProfile, s: SandboxSettings): KubeObje
       operatingMode: s.operatingMode,
       podTemplate: { metadata: { labels: p.labels }, spec: sandboxPodSpec(p, s) },
       ...(s.shutdownTime ? { shutdownTime: s.shutdownTime } : {}),
-      shutdownPolicy: s.shutdownPolicy,
+      // The controller stops the pod at shutdownTime and keeps the Sandbox, saying it expired;
+      // Berth then removes it itself when the class says Delete. Were the controller to delete
+      // it (policy Delete), Crossplane would re-create it from the desired state until Berth's
+      // own rule caught up, and the controller delete it again.
+      shutdownPolicy: "Retain",
     },
   };
 }

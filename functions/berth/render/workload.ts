@@ -9,7 +9,6 @@ import type { NamespaceProfile } from "./namespace-profile.js";
 import { API_TOKEN_MOUNT, apiTokenVolume, hardenedContainerSecurityContext, hardenedPodSpec, SCRATCH_MOUNTS, SCRATCH_VOLUMES } from "./pod-security.js";
 import { WORKSPACE_VOLUME, workspaceVolume } from "./storage.js";
 import { kube } from "./objects.js";
-import { subsetDiff } from "../subset.js";
 
 type Runtime = WorkspaceProfileSpec["runtimes"][number];
 type Credential = DeveloperWorkspaceSpec["credentials"][number];
@@ -101,50 +100,4 @@ export function renderWorkload(spec: DeveloperWorkspaceSpec, runtime: Runtime, p
       },
     },
   });
-}
-
-/**
- * `rendered` with the values `observed` has: the same fields (so that Crossplane's apply claims
- * no field it did not before, and drops none it keeps), but what is running. Fields `observed`
- * lacks are left out; list items are matched by name where they have one (containers, env,
- * volumes), else by position.
- */
-function asRunning(rendered: unknown, observed: unknown): unknown {
-  if (Array.isArray(rendered)) {
-    if (!Array.isArray(observed)) return observed;
-    const named = (x: unknown) => (x !== null && typeof x === "object" && "name" in x ? (x as { name: unknown }).name : undefined);
-    return rendered.flatMap((item, i) => {
-      const match = named(item) === undefined ? observed[i] : observed.find((o) => named(o) === named(item));
-      return match === undefined ? [] : [asRunning(item, match)];
-    });
-  }
-  if (rendered !== null && typeof rendered === "object") {
-    if (observed === null || typeof observed !== "object" || Array.isArray(observed)) return observed;
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(rendered)) {
-      const o = (observed as Record<string, unknown>)[k];
-      if (o !== undefined) out[k] = asRunning(v, o);
-    }
-    return out;
-  }
-  return observed;
-}
-
-/**
- * Kubernetes refuses any change to a Job's pod template once the Job exists. When the profile or
- * the document now asks for a different one (a new runtime image, say), applying it would fail
- * every reconcile of the workspace until the change is undone; instead the running Job keeps the
- * template it started with, the change reaches workspaces created from then on, and a warning
- * says what was not applied. Only what Berth renders is compared: the API server adds defaults.
- */
-export function keepStartedTemplate(rendered: KubeObject, observed: KubeObject | undefined): { workload: KubeObject; warning?: string } {
-  const started = (observed?.spec as IJob["spec"] | undefined)?.template;
-  if (started === undefined) return { workload: rendered };
-  const template = (rendered.spec as IJob["spec"])!.template;
-  const changes = subsetDiff(template, started, "spec.template");
-  if (changes.length === 0) return { workload: rendered };
-  return {
-    workload: { ...rendered, spec: { ...(rendered.spec as object), template: asRunning(template, started) } },
-    warning: `the runtime Job keeps the pod template it started with, as a Job's template cannot change; not applied until the workspace is re-created (expected: what the profile and document now ask for, found: what runs): ${changes.slice(0, 3).join("; ")}${changes.length > 3 ? `; and ${changes.length - 3} more` : ""}`,
-  };
 }
