@@ -49,3 +49,16 @@ export function unready(resources: Record<string, DesiredResource>): string[] {
     .map(([name]) => name)
     .sort();
 }
+
+/**
+ * What a workspace says while some of its objects are not ready yet: one message for the whole
+ * phase. Crossplane's own Ready condition names the objects not ready ("Unready resources: ...");
+ * a message naming them too would change as each became ready, and every change is one more
+ * write of the XR, one more update event and one more reconcile, which Crossplane's per-XR watch
+ * circuit breaker counts against the workspace.
+ */
+export const PROVISIONING = {
+  phase: "Provisioning",
+  reason: "Provisioning",
+  message: "creating the workspace's objects; its Ready condition names those not ready yet",
+} as const;

@@ -95,7 +95,7 @@ export function serveFunction(handler: FunctionHandler, opts: { name: string; ma
   }
   const { help, ...serverOptions } = flags;
   if (help) {
-    const defaults = `${MAX_REQUEST_ENV} (default ${DEFAULT_MAX_REQUEST_BYTES / 2 ** 20}Mi), ${TTL_ENV.provisioning} (${DEFAULT_TTLS.provisioning}s), ${TTL_ENV.atRest} (${DEFAULT_TTLS.atRest}s)`;
+    const defaults = `${MAX_REQUEST_ENV} (default ${DEFAULT_MAX_REQUEST_BYTES / 2 ** 20}Mi), ${TTL_ENV.provisioning} (${DEFAULT_TTLS.provisioning}s), ${TTL_ENV.atRest} (${DEFAULT_TTLS.atRest}s), ${TTL_ENV.watchCircuitOpen} (${DEFAULT_TTLS.watchCircuitOpen}s)`;
     process.stdout.write(`${helpText(opts.name)}\n\nEnvironment: ${defaults}.\n`);
     process.exit(0);
   }

@@ -1,4 +1,5 @@
-import type { Verdict } from "./model.js";
+import type { KubeObject, Verdict } from "./model.js";
+import { atRest } from "./phases.js";
 
 /**
  * How long Crossplane may wait before it composes a workspace again when nothing it watches
@@ -14,6 +15,8 @@ export interface ResponseTTLs {
   provisioning: number;
   /** Seconds, once it is Ready, Suspended, Released, Expired or Failed (and for documents without a phase). */
   atRest: number;
+  /** At most this many seconds, whatever the phase, while Crossplane's watch circuit breaker holds the XR. */
+  watchCircuitOpen: number;
 }
 
 // At rest, 15 min: an idle workspace then costs at most 3600/(900 x 0.9) + 1 reconciles an hour
@@ -21,18 +24,27 @@ export interface ResponseTTLs {
 // at once; the requeue only bounds an edit whose watch event Crossplane dropped, which its
 // per-XR watch circuit breaker does for 5 minutes after a burst of events (README, "The whole
 // system"). Operators who want a tighter bound set BERTH_TTL_AT_REST.
-export const DEFAULT_TTLS: ResponseTTLs = { provisioning: 60, atRest: 15 * 60 };
+//
+// While Crossplane 2.4's watch circuit breaker holds an XR (it says so on the XR: condition
+// Responsive False, reason WatchCircuitOpen; after about 100 watch events in a burst, for 5
+// minutes), it drops the XR's watch events but one every 30 s: a resume asked for, a pod that
+// came up, an edit to undo would wait for the requeue. The requeue is not an event, so the
+// breaker never drops it: every 5 s then, a moving workspace still moves in seconds.
+export const DEFAULT_TTLS: ResponseTTLs = { provisioning: 60, atRest: 15 * 60, watchCircuitOpen: 5 };
 
 /** The environment variables that override the defaults, as Go-style durations ("30s", "15m", "1h"). */
-export const TTL_ENV = { provisioning: "BERTH_TTL_PROVISIONING", atRest: "BERTH_TTL_AT_REST" } as const;
+export const TTL_ENV = { provisioning: "BERTH_TTL_PROVISIONING", atRest: "BERTH_TTL_AT_REST", watchCircuitOpen: "BERTH_TTL_WATCH_CIRCUIT_OPEN" } as const;
 
-const SETTLED = new Set(["Ready", "Suspended", "Released", "Expired", "Failed"]);
+/** Whether Crossplane's watch circuit breaker holds this XR, as Crossplane marks it at the start of the reconcile. */
+export function watchCircuitOpen(composite: KubeObject | undefined): boolean {
+  const conditions = (composite?.status as { conditions?: { type?: string; status?: string; reason?: string }[] } | undefined)?.conditions ?? [];
+  return conditions.some((c) => c.type === "Responsive" && c.status === "False" && c.reason === "WatchCircuitOpen");
+}
 
-/** The TTL for a verdict's response, in seconds. */
-export function responseTTL(verdict: Verdict, ttls: ResponseTTLs): number {
-  if (verdict.type === "fatal") return ttls.provisioning;
-  const phase = verdict.status.phase;
-  return typeof phase !== "string" || SETTLED.has(phase) ? ttls.atRest : ttls.provisioning;
+/** The TTL for a verdict's response to a request for `composite`, in seconds. */
+export function responseTTL(verdict: Verdict, ttls: ResponseTTLs, composite?: KubeObject): number {
+  const ttl = verdict.type === "fatal" || !atRest(verdict.status.phase) ? ttls.provisioning : ttls.atRest;
+  return watchCircuitOpen(composite) ? Math.min(ttl, ttls.watchCircuitOpen) : ttl;
 }
 
 const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600 };
@@ -48,7 +60,7 @@ export function parseDuration(text: string): number | undefined {
 /** The TTLs the process runs with: the defaults, overridden by the environment. A bad value is an error naming the variable. */
 export function ttlsFromEnvironment(env: Record<string, string | undefined>): ResponseTTLs {
   const ttls = { ...DEFAULT_TTLS };
-  for (const key of ["provisioning", "atRest"] as const) {
+  for (const key of ["provisioning", "atRest", "watchCircuitOpen"] as const) {
     const text = env[TTL_ENV[key]];
     if (text === undefined || text === "") continue;
     const seconds = parseDuration(text);

@@ -1,4 +1,5 @@
 import type { KubeObject } from "./model.js";
+import { atRest } from "./phases.js";
 import type { ResourceUsage } from "./schema/status.js";
 
 // What a workspace uses of its budget, as its ResourceQuota's own status counts it (the API
@@ -25,8 +26,15 @@ export function quotaUsage(quota: KubeObject | undefined): ResourceUsage | undef
   return usage;
 }
 
-/** `{ usage }` for a workspace's status, or nothing while the quota has not been counted. */
-export function usageOf(quota: KubeObject | undefined): { usage?: ResourceUsage } {
-  const usage = quotaUsage(quota);
+/**
+ * `{ usage }` for a workspace's status in `phase`: the quota's count once the workspace is at
+ * rest; while it moves (provisioning, suspending, resuming), the count it last recorded. The count
+ * changes as a pod starts and stops, and each change written to the XR is one more update event
+ * and one more reconcile, which Crossplane's per-XR watch circuit breaker counts against the
+ * workspace; the count that matters is the one it rests with, written with its phase. Nothing
+ * while the quota has not been counted and nothing was recorded.
+ */
+export function usageOf(quota: KubeObject | undefined, phase: string | undefined, recorded: ResourceUsage | undefined): { usage?: ResourceUsage } {
+  const usage = atRest(phase) ? quotaUsage(quota) : (recorded ?? quotaUsage(quota));
   return usage === undefined ? {} : { usage };
 }

@@ -6,6 +6,7 @@
 import { isDeepStrictEqual } from "node:util";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { fatalMessages, renderConverged } from "../../functions/berth/local-render.js";
+import { PROVISIONING } from "../../functions/berth/readiness.js";
 import { Cluster, condition, hasRunningStatus, load, loadOne, type Obj, printedColumns, ref, renderedFields, standInRunning, subsetDiff, undoneByCrossplane, waitFor } from "./setup.js";
 
 const c = new Cluster(inject("kubeconfig"));
@@ -99,10 +100,13 @@ describe("DeveloperWorkspace on a real control plane", () => {
       // class has no provisioner here, so the workspace must keep saying what it waits for and
       // never claim Ready. (Ready on running pods and bound volumes: the live suite.)
       const waits = [...(Object.values(live).some((o) => o.kind === "PersistentVolumeClaim") ? ["volume"] : []), "workload"];
-      const xr = await waitFor(`${name} Provisioning, waiting for ${waits.join(", ")}`, async () => {
+      // Berth's phase says Provisioning with one message for the whole phase; Crossplane's Ready
+      // condition names what is not ready.
+      const xr = await waitFor(`${name} Provisioning, its Ready condition naming ${waits.join(", ")}`, async () => {
         const x = await xrOf(name);
-        return x?.status?.phase === "Provisioning" && x.status.message === `waiting for ${waits.join(", ")}` && x;
+        return x?.status?.phase === "Provisioning" && condition(x, "Ready")?.message === `Unready resources: ${waits.join(", ")}` && x;
       }, 90_000, 1000);
+      expect(xr.status.message).toBe(PROVISIONING.message);
       expect(condition(xr, "Ready")?.status).toBe("False");
       for (const o of Object.values(live).filter((o) => o.kind === "Job")) expect((await c.getOf(o))?.status?.ready ?? 0, ref(o)).toBe(0);
       return;

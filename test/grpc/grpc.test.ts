@@ -76,16 +76,20 @@ describe("TLS is not optional", () => {
   });
 });
 
-describe("the response TTLs are the operator's to set (BERTH_TTL_PROVISIONING, BERTH_TTL_AT_REST)", () => {
+describe("the response TTLs are the operator's to set (BERTH_TTL_PROVISIONING, BERTH_TTL_AT_REST, BERTH_TTL_WATCH_CIRCUIT_OPEN)", () => {
   const byName = (name: string) => [...CASES, ...EXECUTION_CASES].find((c) => c.name === name)!;
 
-  it("the shipped bundle answers a moving workspace and a settled document with the TTLs from its environment", async () => {
+  it("the shipped bundle answers a moving workspace, a settled document and one Crossplane's watch circuit breaker holds with the TTLs from its environment", async () => {
     const pki = makeTestPKI(tempDir);
-    const fn = await startFunction({ entry: SHIPPED_ENTRY, nodeFlags: shippedNodeFlags(), tlsDir: pki.serverDir, env: { ...process.env, BERTH_TTL_PROVISIONING: "5s", BERTH_TTL_AT_REST: "2h" } });
+    const fn = await startFunction({ entry: SHIPPED_ENTRY, nodeFlags: shippedNodeFlags(), tlsDir: pki.serverDir, env: { ...process.env, BERTH_TTL_PROVISIONING: "5s", BERTH_TTL_AT_REST: "2h", BERTH_TTL_WATCH_CIRCUIT_OPEN: "3s" } });
     const client = connect(fn.address, pki.clientDir);
+    // A settled document whose XR Crossplane marks as held by its breaker at the start of the reconcile.
+    const held = structuredClone(byName("WorkspaceProfileValidated").req);
+    (held.observed!.composite!.resource as { status?: unknown }).status = { conditions: [{ type: "Responsive", status: "False", reason: "WatchCircuitOpen", message: "Too many watch events" }] };
     try {
       expect((await client.runFunction(byName("WaitingForProfile").req)).meta?.ttl).toEqual({ seconds: 5, nanos: 0 });
       expect((await client.runFunction(byName("WorkspaceProfileValidated").req)).meta?.ttl).toEqual({ seconds: 7200, nanos: 0 });
+      expect((await client.runFunction(held)).meta?.ttl).toEqual({ seconds: 3, nanos: 0 });
     } finally {
       client.close();
       await fn.stop();

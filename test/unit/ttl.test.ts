@@ -1,12 +1,26 @@
 // The response TTL: how long Crossplane waits before composing a workspace again when nothing
-// it watches has changed. Short while a workspace moves, long once it has settled, both
-// configurable, and a bad setting refused by name.
+// it watches has changed. Short while a workspace moves, long once it has settled, shorter still
+// while Crossplane's watch circuit breaker drops the XR's events, all configurable, and a bad
+// setting refused by name.
 import { describe, expect, it } from "vitest";
 import type { Verdict } from "../../functions/berth/model.js";
 import { DEFAULT_TTLS, parseDuration, responseTTL, TTL_ENV, ttlsFromEnvironment } from "../../functions/berth/ttl.js";
 
 const rendered = (phase?: string): Verdict => ({ type: "rendered", requirements: {}, resources: {}, status: phase === undefined ? {} : { phase }, warnings: [] });
-const TTLS = { provisioning: 7, atRest: 700 };
+const TTLS = { provisioning: 7, atRest: 700, watchCircuitOpen: 3 };
+/** An XR as Crossplane hands it to the function, its watch circuit breaker open or closed. */
+const xr = (open: boolean) => ({
+  apiVersion: "workspaces.berth.dev/v1alpha1",
+  kind: "ExecutionWorkspace",
+  metadata: { name: "w" },
+  status: {
+    conditions: [
+      open
+        ? { type: "Responsive", status: "False", reason: "WatchCircuitOpen", message: "Too many watch events from Sandbox/workspace (ws-w). Allowing events periodically." }
+        : { type: "Responsive", status: "True", reason: "WatchCircuitClosed" },
+    ],
+  },
+});
 
 describe("responseTTL", () => {
   it.each([
@@ -30,8 +44,26 @@ describe("responseTTL", () => {
     expect(responseTTL({ type: "fatal", requirements: {}, message: "x" }, TTLS)).toBe(7);
   });
 
-  it("the defaults: Crossplane's minute while moving, a quarter of an hour at rest", () => {
-    expect(DEFAULT_TTLS).toEqual({ provisioning: 60, atRest: 900 });
+  it("the defaults: Crossplane's minute while moving, a quarter of an hour at rest, 5 s while the breaker holds the XR", () => {
+    expect(DEFAULT_TTLS).toEqual({ provisioning: 60, atRest: 900, watchCircuitOpen: 5 });
+  });
+
+  it.each([
+    ["Resuming", 3],
+    ["Ready", 3],
+    ["Suspended", 3],
+  ])("while Crossplane's watch circuit breaker holds the XR, phase %s: %i s (the requeue stands in for the events it drops)", (phase, seconds) => {
+    expect(responseTTL(rendered(phase), TTLS, xr(true))).toBe(seconds);
+    expect(responseTTL({ type: "fatal", requirements: {}, message: "x" }, TTLS, xr(true))).toBe(seconds);
+  });
+
+  it("a closed breaker, or none reported, changes nothing", () => {
+    expect(responseTTL(rendered("Ready"), TTLS, xr(false))).toBe(700);
+    expect(responseTTL(rendered("Resuming"), TTLS, xr(false))).toBe(7);
+  });
+
+  it("never lengthens a TTL that is already shorter", () => {
+    expect(responseTTL(rendered("Resuming"), { ...TTLS, provisioning: 2 }, xr(true))).toBe(2);
   });
 });
 
@@ -59,8 +91,9 @@ describe("ttlsFromEnvironment", () => {
   });
 
   it("each variable sets its own TTL", () => {
-    expect(ttlsFromEnvironment({ BERTH_TTL_PROVISIONING: "20s" })).toEqual({ provisioning: 20, atRest: 900 });
-    expect(ttlsFromEnvironment({ BERTH_TTL_AT_REST: "1h" })).toEqual({ provisioning: 60, atRest: 3600 });
+    expect(ttlsFromEnvironment({ BERTH_TTL_PROVISIONING: "20s" })).toEqual({ ...DEFAULT_TTLS, provisioning: 20 });
+    expect(ttlsFromEnvironment({ BERTH_TTL_AT_REST: "1h" })).toEqual({ ...DEFAULT_TTLS, atRest: 3600 });
+    expect(ttlsFromEnvironment({ BERTH_TTL_WATCH_CIRCUIT_OPEN: "15s" })).toEqual({ ...DEFAULT_TTLS, watchCircuitOpen: 15 });
   });
 
   it("a bad value is an error naming the variable and the value", () => {

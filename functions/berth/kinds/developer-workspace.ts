@@ -5,7 +5,7 @@ import type { CompositeRenderer, KubeObject, Observed, Verdict } from "../model.
 import { type Outcome, outcomeOfJob, recordedOutcome } from "../outcome.js";
 import type { Problem } from "../problems.js";
 import { beyondProfile, resolveProfile, resolveStorageClass } from "../profile.js";
-import { unready, withReadiness } from "../readiness.js";
+import { PROVISIONING, unready, withReadiness } from "../readiness.js";
 import { RequiredResources } from "../required.js";
 import { workspaceLabels, workspaceNamespace } from "../render/labels.js";
 import { inCreationOrder, type NamespaceProfile, renderNamespaceProfile, workspaceNamespaceLookup } from "../render/namespace-profile.js";
@@ -29,7 +29,7 @@ function health(
   }
   const running = outcomeOfJob(workload);
   if (running?.result === "Failed") return { phase: "Failed", reason: running.reason, message: "the workspace's runtime failed" };
-  if (notReady.length > 0) return { phase: "Provisioning", reason: "Provisioning", message: `waiting for ${notReady.join(", ")}` };
+  if (notReady.length > 0) return PROVISIONING;
   if (outcome?.result === "Succeeded") return { phase: "Ready", reason: "Completed", message: "the runtime has completed; the workspace's files are kept" };
   return { phase: "Ready", reason: "Available", message: "all workspace objects are ready" };
 }
@@ -96,11 +96,12 @@ export const renderDeveloperWorkspace: CompositeRenderer = (observed): Verdict =
   }
 
   const resources = withReadiness(inCreationOrder(objects, observed.resources, namespaceNow, ["workload"]), observed.resources);
+  const now = health(observed, unready(resources), observedWorkload, outcome);
   const status: DeveloperWorkspaceStatus = {
     ...baseStatus,
-    ...health(observed, unready(resources), observedWorkload, outcome),
+    ...now,
     capacity: capacityStatus(spec.storage, capacity),
-    ...usageOf(observed.resources["resource-quota"]),
+    ...usageOf(observed.resources["resource-quota"], now.phase, (observed.composite.status as DeveloperWorkspaceStatus | undefined)?.usage),
     ...(outcome ? { outcome } : {}),
   };
   return {

@@ -7,7 +7,7 @@ import { workspaceLifecycle } from "../lifecycle/state.js";
 import { LAST_ACTIVITY, type LifecycleSignals, lifecycleSignals, rfc3339, timeOf } from "../lifecycle/signals.js";
 import type { Problem } from "../problems.js";
 import { beyondProfile, resolveProfile, resolveStorageClass } from "../profile.js";
-import { unready, withReadiness } from "../readiness.js";
+import { PROVISIONING, unready, withReadiness } from "../readiness.js";
 import { describeRequirement, RequiredResources } from "../required.js";
 import { workspaceLabels, workspaceNamespace } from "../render/labels.js";
 import { inCreationOrder, type NamespaceProfile, renderNamespaceProfile, workspaceNamespaceLookup } from "../render/namespace-profile.js";
@@ -195,7 +195,7 @@ function sandboxHealth(observed: Observed, desiredState: "Ready" | "Suspended", 
   if (wasSuspended || lastPhase === "Suspended" || lastPhase === "Resuming") {
     return { phase: "Resuming", reason: "Resuming", message: "cold-booting the runtime with fresh credentials" };
   }
-  return { phase: "Provisioning", reason: "Provisioning", message: `waiting for ${notReady.join(", ")}` };
+  return PROVISIONING;
 }
 
 /**
@@ -343,7 +343,7 @@ export const renderExecutionWorkspace: CompositeRenderer = (observed): Verdict =
       : cls.spec.provider === "agent-sandbox"
       ? sandboxHealth(observed, desiredState, notReady, byRule)
       : notReady.length > 0
-        ? { phase: "Provisioning" as const, reason: "Provisioning", message: `waiting for ${notReady.join(", ")}` }
+        ? PROVISIONING
         : spec.desiredState === "Suspended"
           ? { phase: "Ready" as const, reason: "SuspendNotDeclarable", message: "suspending this workspace is a call to the provider's API, which Berth cannot declare" }
           : { phase: "Ready" as const, reason: "Available", message: "the worker pool and actor template are ready" };
@@ -363,7 +363,7 @@ export const renderExecutionWorkspace: CompositeRenderer = (observed): Verdict =
       ...status,
       ...health,
       capacity: capacityNow,
-      ...usageOf(observed.resources["resource-quota"]),
+      ...usageOf(observed.resources["resource-quota"], health.phase, (observed.composite.status as ExecutionWorkspaceStatus | undefined)?.usage),
       ...lifecycleStatus(signals, shutdown, byRule),
       ...(from && checkpoint ? { lineage: { kind: from.kind, checkpoint: from.ref.checkpointRef.name, ...(checkpoint.sourceWorkspace ? { sourceWorkspace: checkpoint.sourceWorkspace } : {}) } } : {}),
       ...(cls.spec.provider === "agent-substrate" ? { notDeclarable: SUBSTRATE_NOT_DECLARABLE } : {}),
