@@ -21,6 +21,7 @@ import { Cluster, installUpstreamCRDs } from "../conformance/setup.js";
 import { upstreamCRDs } from "../support/upstream-crds.js";
 import { buildImage } from "../../image/oci.js";
 import { packageVersion } from "../../image/build.js";
+import { agentSandboxImageSpec, AGENT_SANDBOX_VERSION, installAgentSandbox } from "./agent-sandbox.js";
 import { buildLiveImages, crossplaneImageSpec, LIVE_IMAGES } from "./images.js";
 import { installBerth, publishRelease, type FunctionPackage } from "./operator-install.js";
 import { startRegistry } from "./registry.js";
@@ -208,7 +209,7 @@ export async function startLiveCluster(opts: { log?: (m: string) => void } = {})
     // The images trust the cluster CA, which exists once the control plane does.
     t = Date.now();
     const crossplaneImage = await buildImage(crossplaneImageSpec(cp.binDir, readVersions().CROSSPLANE_VERSION!));
-    const images = [...(await buildLiveImages(nodeBin, readFileSync(join(cp.pkiDir, "ca.crt"), "utf8"))), crossplaneImage];
+    const images = [...(await buildLiveImages(nodeBin, readFileSync(join(cp.pkiDir, "ca.crt"), "utf8"))), crossplaneImage, await buildImage(agentSandboxImageSpec(nodeBin))];
     log(`built ${images.length} images in ${Date.now() - t} ms: ${images.map((i) => `${i.name} ${(i.archive.length / 1e6).toFixed(1)} MB`).join(", ")}`);
     t = Date.now();
     node = await startNode(cp, network, { images, pauseImage: LIVE_IMAGES.pause, binDir: nodeBin, registries: [registry], log });
@@ -243,9 +244,12 @@ export async function startLiveCluster(opts: { log?: (m: string) => void } = {})
       },
       120_000,
     );
-    // What the workspaces' runtimes need (agent-sandbox, Agent Substrate, snapshots) comes first.
+    // What the workspaces' runtimes need (agent-sandbox, Agent Substrate, snapshots) comes first,
+    // and agent-sandbox's controller as its release deploys it (Substrate and the CSI snapshotter
+    // are not served: their objects stay inert here).
     await installUpstreamCRDs(cluster, log);
-    log(`cluster DNS, storage and the upstream CRDs ready in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    await installAgentSandbox(cluster, nodeBin);
+    log(`cluster DNS, storage, the upstream CRDs and the agent-sandbox controller ${AGENT_SANDBOX_VERSION} ready in ${((Date.now() - t) / 1000).toFixed(1)} s`);
     t = Date.now();
     await installBerth(cp, registry, { helm: join(nodeBin, `helm-${readVersions().HELM_VERSION}`), crossplaneImage: crossplaneImage.name, release });
     log(`Crossplane (Helm) and Berth ${release.version} (from ${registry.host}) installed in ${((Date.now() - t) / 1000).toFixed(1)} s`);

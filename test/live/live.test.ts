@@ -28,6 +28,7 @@ import {
   type LiveAddresses,
 } from "./fixtures.js";
 import { hostStateDiff, readHostState, type HostState } from "./host-state.js";
+import { AGENT_SANDBOX_VERSION } from "./agent-sandbox.js";
 
 const say = (m: string) => process.stderr.write(`[live ${new Date().toISOString().slice(11, 19)}] ${m}\n`);
 
@@ -129,50 +130,25 @@ async function listen(port: number): Promise<number> {
   return address.port;
 }
 
-/** Stands in for the agent-sandbox controller's report: the Sandbox Ready while its pod runs, not Ready once stopped. */
-async function reportSandbox(ns: string, ready: boolean): Promise<void> {
-  const now = rfc3339(new Date());
-  await live.cluster.patchStatus("agents.x-k8s.io/v1beta1", "Sandbox", "workspace", ns, {
-    conditions: [{ type: "Ready", status: ready ? "True" : "False", reason: ready ? "StandIn" : "Suspended", message: "the live suite stands in for agent-sandbox", lastTransitionTime: now }],
-  });
-}
+/** An ExecutionWorkspace as the API server has it. */
+const sessionXR = () => live.cluster.get("workspaces.berth.dev/v1alpha1", "ExecutionWorkspace", SESSION.name);
 
-/** Stands in for the agent-sandbox controller: the Pod it makes from a Sandbox's podTemplate, or none while suspended. */
-async function reconcileSandbox(ns: string): Promise<"running" | "suspended"> {
-  const sandbox = await live.cluster.get("agents.x-k8s.io/v1beta1", "Sandbox", "workspace", ns);
-  if (!sandbox) throw new Error(`no Sandbox in ${ns}`);
-  const existing = await pod(ns, "workspace");
-  if (sandbox.spec.operatingMode === "Suspended") {
-    if (existing) {
-      await live.cluster.delete("v1", "Pod", "workspace", ns);
-      await waitFor(`sandbox pod in ${ns} gone`, async () => !(await pod(ns, "workspace")), 120_000);
-    }
-    return "suspended";
-  }
-  if (!existing) {
-    // As a controller does, retry until admitted: Crossplane applies the workspace's objects
-    // in no particular order, so the Sandbox can exist before its ServiceAccount does.
-    const template = sandbox.spec.podTemplate;
-    let last = "";
-    await waitFor(
-      `the pod from the Sandbox's podTemplate in ${ns} admitted`,
-      async () => {
-        const res = await live.cluster.create({
-          apiVersion: "v1",
-          kind: "Pod",
-          metadata: { name: "workspace", namespace: ns, labels: template.metadata?.labels ?? {} },
-          spec: template.spec,
-        });
-        last = `HTTP ${res.status}: ${res.body?.message ?? res.text}`;
-        return res.status === 201;
-      },
-      60_000,
-      1000,
-    ).catch((e) => {
-      throw new Error(`${e instanceof Error ? e.message : e}; last answer ${last}`);
-    });
-  }
-  return "running";
+/**
+ * Waits until the session's workspace says `phase`, polling often enough to see what the node was
+ * doing at that moment: returns the XR and whether the Sandbox's pod was still there (read right
+ * after the XR said so; a suspended pod does not come back, so a pod seen then was there when the
+ * XR said Suspended).
+ */
+async function sessionPhase(phase: string, timeoutMs = 120_000): Promise<{ xr: Obj; podThen: Obj | undefined }> {
+  const xr = await waitFor(`${SESSION.name} phase ${phase}`, async () => {
+    const x = await sessionXR();
+    return x?.status?.phase === phase && x;
+  }, timeoutMs, 100).catch(async (e) => {
+    const x = await sessionXR();
+    const sandbox = await live.cluster.get("agents.x-k8s.io/v1beta1", "Sandbox", "workspace", SESSION.ns);
+    throw new Error(`${e instanceof Error ? e.message : e}; the XR says ${JSON.stringify({ phase: x?.status?.phase, reason: x?.status?.reason, message: x?.status?.message, conditions: x?.status?.conditions })}; the Sandbox says ${JSON.stringify(sandbox?.status?.conditions)}`);
+  });
+  return { xr, podThen: await pod(SESSION.ns, "workspace") };
 }
 
 beforeAll(async () => {
@@ -198,7 +174,6 @@ beforeAll(async () => {
     await live.cluster.apply(gitTokenSecret(ns, gitToken));
   }
   await waitFor(`Sandbox in ${SESSION.ns}`, async () => (await live.cluster.get("agents.x-k8s.io/v1beta1", "Sandbox", "workspace", SESSION.ns)) !== undefined, 120_000);
-  await reconcileSandbox(SESSION.ns);
 
   for (const [ns, name, container] of [
     [FIXTURES_NS, "git", "git-server"],
@@ -553,9 +528,10 @@ describe("the run's outcome", () => {
   });
 });
 
-describe("an ExecutionWorkspace on the agent-sandbox class (the Sandbox controller stood in for)", () => {
-  it("the pod made from Berth's podTemplate is admitted, hardened, has its volume and the declared egress", async () => {
+describe(`an ExecutionWorkspace on the agent-sandbox class, run by the agent-sandbox controller ${AGENT_SANDBOX_VERSION}`, () => {
+  it("the pod the controller makes from Berth's podTemplate is admitted, hardened, has its volume and the declared egress", async () => {
     const p = (await pod(SESSION.ns, "workspace"))!;
+    expect(p.metadata!.ownerReferences?.map((o: any) => [o.kind, o.name, o.controller])).toEqual([["Sandbox", "workspace", true]]);
     expect(p.spec.hostUsers).toBe(false);
     const [inside, outside] = readFileSync(`/proc/${await live.node.containerPid(SESSION.ns, "workspace", "runtime")}/uid_map`, "utf8").trim().split(/\s+/).map(Number);
     expect([inside, outside! > 0]).toEqual([0, true]);
@@ -567,22 +543,22 @@ describe("an ExecutionWorkspace on the agent-sandbox class (the Sandbox controll
     refused(await probe(sessionPod, ["tcp", `${ip(FIXTURES_NS, "stranger")}:${PROBE_PORT}`]), "the stranger pod");
     refused(await probe(sessionPod, ["tcp", `${addresses.hostIP}:${addresses.declaredHostPort}`]), "a destination the session did not ask for");
     allowed(await probe(control, ["tcp", `${addresses.hostIP}:${addresses.declaredHostPort}`]), "control: the same destination");
+    expect((await sessionPhase("Ready")).xr.status.reason).toBe("Available");
   });
 
-  it("suspend removes the pod and keeps the volume; resume runs a new pod that reads the files written before", async () => {
+  it("suspend removes the pod and keeps the volume, and says Suspended only once the pod is gone; resume runs a new pod that reads the files written before", async () => {
     allowed(await probe(sessionPod, ["write", "/workspace/kept", "1Mi"]), "writing before suspend");
     const first = await probe(sessionPod, ["read", "/workspace/kept"]);
     const uidBefore = (await pod(SESSION.ns, "workspace"))!.metadata!.uid;
+    const pvc = (await live.cluster.get("v1", "PersistentVolumeClaim", "workspace", SESSION.ns))!.metadata!.uid;
 
     await live.cluster.apply(executionWorkspace(SESSION.name, "Suspended"));
-    await waitFor("Sandbox Suspended", async () => (await live.cluster.get("agents.x-k8s.io/v1beta1", "Sandbox", "workspace", SESSION.ns))?.spec.operatingMode === "Suspended", 120_000);
-    expect(await reconcileSandbox(SESSION.ns)).toBe("suspended");
-    expect(await pod(SESSION.ns, "workspace")).toBeUndefined();
-    expect(await live.cluster.get("v1", "PersistentVolumeClaim", "workspace", SESSION.ns)).toBeDefined();
+    const suspended = await sessionPhase("Suspended");
+    expect(suspended.podThen, "the pod, when the workspace said Suspended").toBeUndefined();
+    expect((await live.cluster.get("v1", "PersistentVolumeClaim", "workspace", SESSION.ns))!.metadata!.uid, "the same volume").toBe(pvc);
 
     await live.cluster.apply(executionWorkspace(SESSION.name, "Ready"));
-    await waitFor("Sandbox Running", async () => (await live.cluster.get("agents.x-k8s.io/v1beta1", "Sandbox", "workspace", SESSION.ns))?.spec.operatingMode === "Running", 120_000);
-    expect(await reconcileSandbox(SESSION.ns)).toBe("running");
+    await sessionPhase("Ready");
     await containerRunning(SESSION.ns, "workspace", "runtime");
     expect((await pod(SESSION.ns, "workspace"))!.metadata!.uid).not.toBe(uidBefore);
     const after = await probe(sessionPod, ["read", "/workspace/kept"]);
@@ -599,15 +575,8 @@ describe("an ExecutionWorkspace on the agent-sandbox class (the Sandbox controll
     const uidBefore = (await pod(SESSION.ns, "workspace"))!.metadata!.uid;
     const pvc = (await live.cluster.get("v1", "PersistentVolumeClaim", "workspace", SESSION.ns))!.metadata!.uid;
     const signal = () => live.cluster.mergePatch({ apiVersion: "workspaces.berth.dev/v1alpha1", kind: "ExecutionWorkspace", metadata: { name: SESSION.name, annotations: { [LAST_ACTIVITY]: rfc3339(new Date()) } } });
-    const phase = (want: string) =>
-      waitFor(`${SESSION.name} phase ${want}`, async () => {
-        const x = await live.cluster.get("workspaces.berth.dev/v1alpha1", "ExecutionWorkspace", SESSION.name);
-        return x?.status?.phase === want && x;
-      }, 120_000);
-    // Only a running workspace is judged idle: its pod runs, and the Sandbox says so.
-    await containerRunning(SESSION.ns, "workspace", "runtime");
-    await reportSandbox(SESSION.ns, true);
-    await phase("Ready");
+    // Only a running workspace is judged idle.
+    await sessionPhase("Ready");
 
     // The class allows 15 idle minutes; a minute lasts a second here, for this workspace alone.
     const cron = compressedLifecycle("berth-lifecycle-live", 1, { name: SESSION.name });
@@ -615,17 +584,10 @@ describe("an ExecutionWorkspace on the agent-sandbox class (the Sandbox controll
     await live.cluster.apply(cron);
     try {
       const t = Date.now();
-      const xr = await waitFor(`${SESSION.name} suspended by the idle rule`, async () => {
-        const x = await live.cluster.get("workspaces.berth.dev/v1alpha1", "ExecutionWorkspace", SESSION.name);
-        return x?.metadata?.annotations?.[SUSPENDED_AT] !== undefined && x;
-      }, 150_000, 1000);
-      await waitFor("Sandbox Suspended", async () => (await live.cluster.get("agents.x-k8s.io/v1beta1", "Sandbox", "workspace", SESSION.ns))?.spec.operatingMode === "Suspended", 60_000);
-      expect(await reconcileSandbox(SESSION.ns)).toBe("suspended");
-      expect(await pod(SESSION.ns, "workspace")).toBeUndefined();
-      await reportSandbox(SESSION.ns, false);
-      const suspended = await phase("Suspended");
+      const { xr: suspended, podThen } = await sessionPhase("Suspended", 180_000);
+      expect(podThen, "the pod, when the workspace said Suspended").toBeUndefined();
       expect(suspended.status.reason).toBe("IdleTimeout");
-      say(`idle rule: ${SESSION.name} suspended at ${xr.metadata!.annotations![SUSPENDED_AT]}, ${((Date.now() - t) / 1000).toFixed(1)} s after the compressed CronOperation was applied; pod gone, PVC kept`);
+      say(`idle rule: ${SESSION.name} suspended at ${suspended.metadata!.annotations![SUSPENDED_AT]}, Suspended ${((Date.now() - t) / 1000).toFixed(1)} s after the compressed CronOperation was applied; pod gone, PVC kept`);
     } finally {
       await live.cluster.delete("ops.crossplane.io/v1alpha1", "CronOperation", cron.metadata!.name!);
     }
@@ -634,18 +596,17 @@ describe("an ExecutionWorkspace on the agent-sandbox class (the Sandbox controll
     await signal();
     await waitFor("Sandbox Running", async () => (await live.cluster.get("agents.x-k8s.io/v1beta1", "Sandbox", "workspace", SESSION.ns))?.spec.operatingMode === "Running", 60_000, 250);
     const resumedIn = (Date.now() - t) / 1000;
-    expect(await reconcileSandbox(SESSION.ns)).toBe("running");
+    await sessionPhase("Ready");
+    const readyIn = (Date.now() - t) / 1000;
     await containerRunning(SESSION.ns, "workspace", "runtime");
-    await reportSandbox(SESSION.ns, true);
-    await phase("Ready");
     expect((await pod(SESSION.ns, "workspace"))!.metadata!.uid).not.toBe(uidBefore);
     expect((await live.cluster.get("v1", "PersistentVolumeClaim", "workspace", SESSION.ns))!.metadata!.uid, "the same volume").toBe(pvc);
     const after = await probe(sessionPod, ["read", "/workspace/kept"]);
     allowed(after, "reading after the idle rule's suspend and the resume");
     expect(after.out.content).toBe(before.out.content);
-    say(`activity resumed ${SESSION.name}: Sandbox Running ${resumedIn.toFixed(1)} s after the annotation, Ready with the same files ${((Date.now() - t) / 1000).toFixed(1)} s after`);
+    say(`activity resumed ${SESSION.name}: Sandbox Running ${resumedIn.toFixed(1)} s after the annotation, the workspace Ready ${readyIn.toFixed(1)} s after it, with the same files`);
     expect(resumedIn, "reconciled by the annotation change, not by a requeue").toBeLessThan(15);
-  }, 360_000);
+  }, 420_000);
 });
 
 describe("upgrades", () => {
@@ -734,6 +695,11 @@ describe("faults on a live node", () => {
   let content: string;
 
   beforeAll(async () => {
+    // The faults start from every workspace running: say so if an earlier test left one otherwise.
+    const session = await sessionXR();
+    if (session?.status?.phase !== "Ready" || !(await pod(SESSION.ns, "workspace"))) {
+      throw new Error(`the faults need ${SESSION.name} running; it is not (phase ${session?.status?.phase}: ${session?.status?.message}; pod ${(await pod(SESSION.ns, "workspace"))?.status?.phase ?? "absent"}): an earlier test left it so`);
+    }
     allowed(await probe(sessionPod, ["write", KEPT, "64Ki"]), "writing the file the faults must not lose");
     content = (await probe(sessionPod, ["read", KEPT])).out.content;
     baseline = await owned();

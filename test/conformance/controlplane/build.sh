@@ -13,7 +13,8 @@
 #   ${BERTH_CACHE:-$HOME/.cache/berth}/bin/<tag>/paths.env  (KEY=VALUE)
 #   --node: ${BERTH_CACHE:-$HOME/.cache/berth}/bin/node-<nodetag>/{kubelet,kube-scheduler,
 #       kube-proxy,containerd,containerd-shim-runc-v2,ctr,runc,crictl,kube-router,coredns,
-#       registry-<DISTRIBUTION_VERSION>, helm-<HELM_VERSION>}
+#       registry-<DISTRIBUTION_VERSION>, helm-<HELM_VERSION>, agent-sandbox-controller-<AGENT_SANDBOX_VERSION>}
+#       and agent-sandbox-<AGENT_SANDBOX_VERSION>/{controller.yaml,rbac.generated.yaml} (its release's manifests)
 #       and programs/{pause,workspace-probe,checkout,git-server} (rebuilt every time: they are
 #       the project's own code)
 # A binary already present is not rebuilt (delete it, or pass --force).
@@ -43,7 +44,7 @@ while [ $# -gt 0 ]; do
     --repin) repin=1 ;;
     --only) only="$2"; shift ;;
     --only=*) only="${1#--only=}" ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
     *) echo "build.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -132,6 +133,7 @@ if [ "$node" = 1 ]; then
   pinned "$here/go/coredns" github.com/coredns/coredns "v$COREDNS_VERSION"
   pinned "$here/go/distribution" github.com/distribution/distribution/v3 "v$DISTRIBUTION_VERSION"
   pinned "$here/go/helm" helm.sh/helm/v3 "v$HELM_VERSION"
+  pinned "$here/go/agent-sandbox" sigs.k8s.io/agent-sandbox "v$AGENT_SANDBOX_VERSION"
 fi
 
 build etcd "$here/go/etcd" berth.dev/conformance/controlplane/etcd
@@ -206,6 +208,17 @@ if [ "$node" = 1 ]; then
   # Helm, for installing Crossplane from its chart (install/install.sh), versioned like the registry.
   out="$nodebin" build "helm-$HELM_VERSION" "$here/go/helm" helm.sh/helm/v3/cmd/helm \
     "-X helm.sh/helm/v3/internal/version.version=v$HELM_VERSION"
+  # The agent-sandbox controller, versioned like the registry, and the manifests its release
+  # deploys it with (RBAC, Namespace, ServiceAccount, Deployment), from the same module.
+  out="$nodebin" build "agent-sandbox-controller-$AGENT_SANDBOX_VERSION" "$here/go/agent-sandbox" sigs.k8s.io/agent-sandbox/cmd/agent-sandbox-controller \
+    "-X sigs.k8s.io/agent-sandbox/internal/version.gitVersion=v$AGENT_SANDBOX_VERSION"
+  if wanted "agent-sandbox-controller-$AGENT_SANDBOX_VERSION"; then
+    asdir="$(cd "$here/go/agent-sandbox" && go list -m -f '{{.Dir}}' sigs.k8s.io/agent-sandbox)"
+    rm -rf "$nodebin/agent-sandbox-$AGENT_SANDBOX_VERSION"
+    mkdir -p "$nodebin/agent-sandbox-$AGENT_SANDBOX_VERSION"
+    cp "$asdir/k8s/controller.yaml" "$asdir/k8s/rbac.generated.yaml" "$nodebin/agent-sandbox-$AGENT_SANDBOX_VERSION/"
+    chmod -R u+w "$nodebin/agent-sandbox-$AGENT_SANDBOX_VERSION"
+  fi
   # The live images' own programs (test/live/programs): the project's code, so always rebuilt
   # (Go's build cache makes that quick when nothing changed).
   if wanted programs; then
