@@ -31,7 +31,7 @@ export interface LifecycleSignals {
   suspended?: { at: Date; rule: string };
   /** A detach that no later activity (a new session attaching) has lifted. */
   detached?: Date;
-  /** When Berth's MaxLifetime rule expired the workspace; nothing lifts it. */
+  /** When the workspace expired: Berth's MaxLifetime rule (its annotation), or what agent-sandbox reported (added by the composition); nothing lifts it. */
   expired?: Date;
   /** A release by Berth's idle rule (Ephemeral classes, action Delete) that no later activity has lifted. */
   released?: Date;

@@ -15,7 +15,7 @@ export type WorkspaceLifecycle =
       desiredState: "Ready" | "Suspended";
       /** A suspension one of Berth's rules (or a detach with Suspend) made and the class permits. */
       byRule?: { at: Date; rule: string };
-      /** When Berth's MaxLifetime rule expired it; final. */
+      /** When it expired (Berth's MaxLifetime rule, or agent-sandbox at the shutdownTime Berth set); final. */
       expired?: Date;
       /** False once expired with providerResources Delete: the runtime is no longer rendered. */
       keepRuntime: boolean;
