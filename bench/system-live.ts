@@ -1,10 +1,12 @@
-// sudo npm run bench:system:live [-- --n 10] [--json <file>]
+// sudo npm run bench:system:live [-- --n 10] [--sessions 10] [--sessions-at-once 20] [--pause 20] [--json <file>]
 //
 // Time to Ready where a node really runs the workspaces: the live cluster (test/live/cluster.ts:
 // the local control plane, a real node with kubelet, containerd, runc, kube-proxy and CoreDNS,
-// Crossplane from its Helm chart and Berth installed from its registry as an operator would)
-// gets N DeveloperWorkspaces at once, half with a persistent volume (the loop provisioner's
-// ext4 volumes) and half ephemeral, each cloning the harness's git fixture before its runtime
+// Crossplane from its Helm chart and Berth installed from its registry as an operator would, and
+// the agent-sandbox controller as its release deploys it).
+//
+// DeveloperWorkspaces: N at once, half with a persistent volume (the loop provisioner's ext4
+// volumes) and half ephemeral, each cloning the harness's git fixture before its runtime
 // starts. The run reports, per workspace and for all of them, the time from creation to
 //   namespace  Berth's Namespace exists (the developer's git credential is then put in it,
 //              as a developer would);
@@ -12,10 +14,16 @@
 //   running    the runtime container of its Job's pod is running (checkout done, volume
 //              mounted);
 //   ready      the XR's phase is Ready (Berth saw the volume bound and the Job ready);
-// and then the time until every workspace is gone after the XRs are deleted. ExecutionWorkspaces
-// are left out: the node runs no agent-sandbox controller (the live suite stands in for it), so
-// their time to Ready would be the harness's. Needs root and the node build
-// (npm run controlplane:build -- --node). bench:system covers calls, reconciles and CPU at scale.
+// and then the time until every workspace is gone after the XRs are deleted.
+//
+// ExecutionWorkspaces on the agent-sandbox class (bench/sessions-live.ts): create, suspend and
+// resume, `--sessions` of them one at a time and `--sessions-at-once` together, each beside the
+// floor of the same controller (the same Sandbox applied directly into a namespace that already
+// has its boundary), with `--pause` seconds between a session's steps (0: back to back).
+// `--n 0` or `--sessions 0 --sessions-at-once 0` leaves either part out.
+//
+// Needs root and the node build (npm run controlplane:build -- --node). bench:system covers
+// calls, reconciles and CPU at scale.
 import { randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { cpus } from "node:os";
@@ -23,13 +31,21 @@ import { parseArgs } from "node:util";
 import { condition, type Obj } from "../test/conformance/setup.js";
 import { startLiveCluster } from "../test/live/cluster.js";
 import { developerWorkspace, FIXTURES_NS, gitTokenSecret, installHarness } from "../test/live/fixtures.js";
+import { latencyTable, measureSessions } from "./sessions-live.js";
 
 const { values: opts } = parseArgs({
-  options: { n: { type: "string", default: "10" }, json: { type: "string" } },
+  options: { n: { type: "string", default: "10" }, sessions: { type: "string", default: "10" }, "sessions-at-once": { type: "string", default: "20" }, pause: { type: "string", default: "20" }, json: { type: "string" } },
   allowPositionals: false,
 });
-const N = Number(opts.n);
-if (!Number.isInteger(N) || N < 1) throw new Error(`--n ${opts.n}: want a whole number of workspaces, at least 1`);
+const count = (flag: string, text: string) => {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`--${flag} ${text}: want a whole number, 0 or more`);
+  return n;
+};
+const N = count("n", opts.n);
+const SESSIONS = count("sessions", opts.sessions);
+const SESSIONS_AT_ONCE = count("sessions-at-once", opts["sessions-at-once"]);
+const PAUSE_S = count("pause", opts.pause);
 const API = "workspaces.berth.dev/v1alpha1";
 const STAGES = ["namespace", "synced", "running", "ready"] as const;
 type Stage = (typeof STAGES)[number];
@@ -41,17 +57,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
 const round = (s: number) => Math.round(s * 10) / 10;
 
-const live = await startLiveCluster({ log: say });
-try {
-  const gitToken = randomBytes(18).toString("hex");
-  // The profile names two host ports; nothing listens on them, and readiness never uses them.
-  await installHarness(live, { hostIP: live.network.hostIP, apiPort: live.apiServer.port, declaredHostPort: 65001, undeclaredHostPort: 65002 }, gitToken);
-  // The checkouts clone from the git fixture: it runs before the clock starts.
-  await live.cp.kube.waitFor("the harness's pods running", async () => {
-    const pods = await live.cp.kube.list<any>("v1", "Pod", FIXTURES_NS);
-    return pods.length > 0 && pods.every((p) => p.status?.phase === "Running");
-  }, 240_000, 1000);
-
+/** N DeveloperWorkspaces at once, timed to each stage; then all deleted. */
+async function measureDeveloperWorkspaces(gitToken: string): Promise<Record<string, number>> {
   const docs = Array.from({ length: N }, (_, i) => developerWorkspace(`bench-${String(i).padStart(3, "0")}`, { storage: i % 2 === 0 ? "persistent" : "ephemeral", kubernetes: "none" }));
   const ns = (d: Obj) => `ws-${d.spec.workspaceID}`;
   const reached = new Map<string, Partial<Record<Stage, number>>>(docs.map((d) => [d.metadata!.name!, {}]));
@@ -95,13 +102,38 @@ try {
   const deletedS = round((Date.now() - tDelete) / 1000);
   say(`all ${N} workspaces and their Namespaces gone ${deletedS} s after the XRs were deleted`);
 
-  const result = {
+  return {
     n: N,
-    date: new Date().toISOString(),
-    machine: `${cpus().length} cores`,
     ...Object.fromEntries(STAGES.map((s) => [`${s}_median_s`, figures[s].median_s])),
     ...Object.fromEntries(STAGES.map((s) => [`${s}_all_s`, figures[s].all_s])),
     deleted_all_s: deletedS,
+  };
+}
+
+const live = await startLiveCluster({ log: say });
+try {
+  const gitToken = randomBytes(18).toString("hex");
+  // The profile names two host ports; nothing listens on them, and readiness never uses them.
+  await installHarness(live, { hostIP: live.network.hostIP, apiPort: live.apiServer.port, declaredHostPort: 65001, undeclaredHostPort: 65002 }, gitToken);
+  // The checkouts clone from the git fixture: it runs before the clock starts.
+  await live.cp.kube.waitFor("the harness's pods running", async () => {
+    const pods = await live.cp.kube.list<any>("v1", "Pod", FIXTURES_NS);
+    return pods.length > 0 && pods.every((p) => p.status?.phase === "Running");
+  }, 240_000, 1000);
+
+  const developer = N > 0 ? await measureDeveloperWorkspaces(gitToken) : {};
+  const sessions = SESSIONS + SESSIONS_AT_ONCE > 0 ? await measureSessions(live, { oneAtATime: SESSIONS, atOnce: SESSIONS_AT_ONCE, pauseS: PAUSE_S, say }) : undefined;
+  const single = sessions && SESSIONS > 0 ? latencyTable(`ExecutionWorkspaces one at a time`, sessions.single) : undefined;
+  const burst = sessions && SESSIONS_AT_ONCE > 0 ? latencyTable(`ExecutionWorkspaces ${SESSIONS_AT_ONCE} at once`, sessions.burst) : undefined;
+  for (const t of [single, burst]) if (t) process.stderr.write(`${t.lines.join("\n")}\n`);
+
+  const result = {
+    date: new Date().toISOString(),
+    machine: `${cpus().length} cores`,
+    ...developer,
+    ...(sessions ? { pause_between_steps_s: PAUSE_S } : {}),
+    ...(single ? { sessions_one_at_a_time: SESSIONS, ...Object.fromEntries(Object.entries(single.json).map(([k, v]) => [`single_${k}`, v])) } : {}),
+    ...(burst ? { sessions_at_once: SESSIONS_AT_ONCE, ...Object.fromEntries(Object.entries(burst.json).map(([k, v]) => [`burst_${k}`, v])) } : {}),
   };
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   if (opts.json) writeFileSync(opts.json, `${JSON.stringify(result, null, 2)}\n`);

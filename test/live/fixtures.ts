@@ -229,7 +229,8 @@ export function sandboxClass(): Obj {
   };
 }
 
-export function executionWorkspace(name: string, desiredState: "Ready" | "Suspended"): Obj {
+/** An ExecutionWorkspace on the live class; `cpu` its runtime's CPU (requests and limits), 100m unless said. */
+export function executionWorkspace(name: string, desiredState: "Ready" | "Suspended", cpu = "100m"): Obj {
   return {
     apiVersion: API,
     kind: "ExecutionWorkspace",
@@ -240,7 +241,7 @@ export function executionWorkspace(name: string, desiredState: "Ready" | "Suspen
       reusePolicy: "Session",
       desiredState,
       requests: {
-        resources: { cpu: "100m", memory: "128Mi" },
+        resources: { cpu, memory: "128Mi" },
         storage: { size: "64Mi" },
         capabilities: { inference: { destination: "model-gateway" } },
       },
