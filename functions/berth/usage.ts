@@ -1,5 +1,4 @@
 import type { KubeObject } from "./model.js";
-import { atRest } from "./phases.js";
 import type { ResourceUsage } from "./schema/status.js";
 
 // What a workspace uses of its budget, as its ResourceQuota's own status counts it (the API
@@ -27,14 +26,14 @@ export function quotaUsage(quota: KubeObject | undefined): ResourceUsage | undef
 }
 
 /**
- * `{ usage }` for a workspace's status in `phase`: the quota's count once the workspace is at
- * rest; while it moves (provisioning, suspending, resuming), the count it last recorded. The count
- * changes as a pod starts and stops, and each change written to the XR is one more update event
- * and one more reconcile, which Crossplane's per-XR watch circuit breaker counts against the
- * workspace; the count that matters is the one it rests with, written with its phase. Nothing
- * while the quota has not been counted and nothing was recorded.
+ * `{ usage }` for a workspace's status: the quota's count in every phase, or nothing while the
+ * quota has not been counted. Also while the workspace moves: a workspace stuck provisioning
+ * (an image that cannot be pulled, a volume never bound) is the one an operator reads usage for,
+ * and a count kept from earlier would hide the pod the quota already counts. (Keeping the last
+ * count while moving saved a write or two per transition against Crossplane's per-XR watch
+ * circuit breaker; the short TTL while the breaker holds an XR covers that case instead.)
  */
-export function usageOf(quota: KubeObject | undefined, phase: string | undefined, recorded: ResourceUsage | undefined): { usage?: ResourceUsage } {
-  const usage = atRest(phase) ? quotaUsage(quota) : (recorded ?? quotaUsage(quota));
+export function usageOf(quota: KubeObject | undefined): { usage?: ResourceUsage } {
+  const usage = quotaUsage(quota);
   return usage === undefined ? {} : { usage };
 }

@@ -29,4 +29,18 @@ describe("a workspace's resource use, read from its ResourceQuota", () => {
     expect(rsp.results.filter((r) => r.severity === Severity.SEVERITY_FATAL)).toEqual([]);
     expect((rsp.desired?.composite?.resource as { status?: { usage?: unknown } }).status?.usage).toEqual({ cpu: "1/1", memory: "2Gi/2Gi", storage: "10Gi/10Gi", pods: "1/4" });
   });
+
+  it("follows the quota while the workspace is still provisioning, over a count its status recorded earlier", () => {
+    // A workspace stuck provisioning (its image cannot be pulled) is where an operator reads
+    // usage: its pod is counted by the quota and must show, not the 0 pods of an earlier pass.
+    const composite = structuredClone(EW_SANDBOX);
+    (composite as { status?: object }).status = { phase: "Provisioning", usage: { cpu: "0/1", memory: "0/2Gi", storage: "10Gi/10Gi", pods: "0/4" } };
+    const namespace = existingNamespace(EW_SANDBOX);
+    const counted = quota({ hard: { "limits.cpu": "1", "limits.memory": "2Gi", "requests.storage": "10Gi", pods: "4" }, used: { "limits.cpu": "1", "limits.memory": "2Gi", "requests.storage": "10Gi", pods: "1" } });
+    counted.metadata.namespace = namespace.metadata!.name!;
+    const rsp = runFunction(request(composite, { required: SANDBOX_REQUIRED, observed: { namespace, "resource-quota": counted } }));
+    const status = (rsp.desired?.composite?.resource as { status?: { phase?: string; usage?: unknown } }).status;
+    expect(status?.phase).toBe("Provisioning");
+    expect(status?.usage).toEqual({ cpu: "1/1", memory: "2Gi/2Gi", storage: "10Gi/10Gi", pods: "1/4" });
+  });
 });

@@ -101,7 +101,7 @@ export const renderDeveloperWorkspace: CompositeRenderer = (observed): Verdict =
     ...baseStatus,
     ...now,
     capacity: capacityStatus(spec.storage, capacity),
-    ...usageOf(observed.resources["resource-quota"], now.phase, (observed.composite.status as DeveloperWorkspaceStatus | undefined)?.usage),
+    ...usageOf(observed.resources["resource-quota"]),
     ...(outcome ? { outcome } : {}),
   };
   return {

@@ -363,7 +363,7 @@ export const renderExecutionWorkspace: CompositeRenderer = (observed): Verdict =
       ...status,
       ...health,
       capacity: capacityNow,
-      ...usageOf(observed.resources["resource-quota"], health.phase, (observed.composite.status as ExecutionWorkspaceStatus | undefined)?.usage),
+      ...usageOf(observed.resources["resource-quota"]),
       ...lifecycleStatus(signals, shutdown, byRule),
       ...(from && checkpoint ? { lineage: { kind: from.kind, checkpoint: from.ref.checkpointRef.name, ...(checkpoint.sourceWorkspace ? { sourceWorkspace: checkpoint.sourceWorkspace } : {}) } } : {}),
       ...(cls.spec.provider === "agent-substrate" ? { notDeclarable: SUBSTRATE_NOT_DECLARABLE } : {}),
