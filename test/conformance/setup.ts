@@ -62,7 +62,7 @@ export function loadOne(path: string): Obj {
   return o;
 }
 
-export function condition(obj: any, type: string): { status?: string; reason?: string; message?: string } | undefined {
+export function condition(obj: any, type: string): { status?: string; reason?: string; message?: string; observedGeneration?: number } | undefined {
   return (obj?.status?.conditions ?? []).find((c: any) => c?.type === type);
 }
 
@@ -335,6 +335,16 @@ export async function standInRunning(c: Cluster, o: Obj): Promise<void> {
   const generation = o.kind === "Sandbox" ? (await c.getOf(o))?.metadata?.generation : 0;
   if (generation === undefined) throw new Error(`${o.kind} ${o.metadata!.namespace}/${o.metadata!.name}: not found for its stand-in status`);
   await c.patchStatus(o.apiVersion!, o.kind!, o.metadata!.name!, o.metadata!.namespace, status(rfc3339(new Date()), generation));
+}
+
+/**
+ * Whether agent-sandbox's own controller runs on this cluster: the live cluster deploys its
+ * release (test/live/agent-sandbox.ts); the bare control plane has none, and the tests stand in
+ * for what it reports. A test must not stand in where the real controller answers.
+ */
+export async function agentSandboxControllerRuns(c: Cluster): Promise<boolean> {
+  const deployment = await c.get("apps/v1", "Deployment", "agent-sandbox-controller", "agent-sandbox-system");
+  return (deployment?.status?.availableReplicas ?? 0) > 0;
 }
 
 /** What agent-sandbox reports once a suspended Sandbox's pod is gone: not Ready, and Suspended, for its current generation. */
