@@ -38,7 +38,9 @@ export const STEPS = {
 type Step = keyof typeof STEPS;
 export type Mark = (typeof STEPS)[Step][number];
 /** Seconds from each step's request to each mark, and the breaker's tokens an XR's watch events cost. */
-export type SampleTimes = Partial<Record<`${Step}_${Mark}`, number>> & { watch_tokens?: number };
+/** Also whether Crossplane's watch circuit breaker opened for the XR (it said Responsive=False) at any poll of the batch. */
+type MarkTimes = Partial<Record<`${Step}_${Mark}`, number>>;
+export type SampleTimes = MarkTimes & { watch_tokens?: number; breaker_opened?: boolean };
 
 /** What the cluster looked like at one poll. */
 interface View {
@@ -123,6 +125,8 @@ async function floorSubject(live: LiveCluster, name: string, cpu: string): Promi
 /** Polls the cluster every POLL_MS while a batch runs; `latest` is the newest complete view. */
 class Poller {
   latest: View = { at: 0, pods: new Map(), sandboxes: new Map(), xrs: new Map() };
+  /** The XRs seen saying Responsive=False (WatchCircuitOpen) at any poll. */
+  readonly breakerOpened = new Set<string>();
   private running = true;
   private readonly done: Promise<void>;
 
@@ -144,6 +148,7 @@ class Poller {
         sandboxes: new Map(sandboxes.map((s) => [s.metadata!.namespace!, s])),
         xrs: new Map(xrs.map((x) => [x.metadata!.name!, x])),
       };
+      for (const x of xrs) if ((x.status?.conditions ?? []).some((c: { type?: string; status?: string }) => c.type === "Responsive" && c.status === "False")) this.breakerOpened.add(x.metadata!.name!);
       await sleep(Math.max(0, POLL_MS - (Date.now() - at)));
     }
   }
@@ -200,7 +205,7 @@ async function runBatch(live: LiveCluster, subjects: Subject[], countTokens: boo
         await act(s);
         for (const [k, holds] of marks.entries()) {
           const at = await poller.until(`${s.name}: ${name} ${STEPS[name][k]}`, t0, (v) => holds(s, v), s.namespace);
-          times[i]![`${name}_${STEPS[name][k]}` as keyof SampleTimes] = (at - t0) / 1000;
+          times[i]![`${name}_${STEPS[name][k]}` as keyof MarkTimes] = (at - t0) / 1000;
         }
       }),
     );
@@ -227,6 +232,7 @@ async function runBatch(live: LiveCluster, subjects: Subject[], countTokens: boo
     tally("resume");
     for (const [i, c] of counters.entries()) {
       times[i]!.watch_tokens = c.tokens();
+      times[i]!.breaker_opened = poller.breakerOpened.has(subjects[i]!.name);
       process.stderr.write(`[sessions] ${subjects[i]!.name}: ${c.tokens()} watch tokens (cumulative after each step ${JSON.stringify(perStep[i])}), by source ${JSON.stringify(c.bySource())}\n`);
     }
   } finally {
@@ -297,7 +303,7 @@ export function latencyTable(title: string, l: SessionLatency): { lines: string[
   const signed = (x: number) => (x >= 0 ? `+${x}` : `${x}`);
   for (const [step, marks] of Object.entries(STEPS)) {
     for (const mark of marks) {
-      const key = `${step}_${mark}` as keyof SampleTimes;
+      const key = `${step}_${mark}` as keyof MarkTimes;
       const b = l.berth.map((t) => t[key]!).filter((x) => x !== undefined);
       const f = l.floor.map((t) => t[key]!).filter((x) => x !== undefined);
       const row = (xs: number[]) => `${r2(quantile(xs, 0.5))} / ${r2(quantile(xs, 0.95))} / ${r2(Math.max(...xs))}`;
@@ -308,6 +314,9 @@ export function latencyTable(title: string, l: SessionLatency): { lines: string[
   const tokens = l.berth.map((t) => t.watch_tokens ?? 0);
   lines.push(`Watch events each XR cost its circuit breaker over create, suspend and resume together: median ${quantile(tokens, 0.5)} tokens, max ${Math.max(...tokens)} (it holds 100, refilled at 1 a second, also during the pauses)`);
   json.watch_tokens_max = Math.max(...tokens);
+  const opened = l.berth.filter((t) => t.breaker_opened).length;
+  lines.push(`Crossplane's watch circuit breaker opened (the XR said Responsive=False) for ${opened} of ${l.berth.length} XRs`);
+  json.breaker_opened = opened;
   return { lines, json };
 }
 
