@@ -192,8 +192,9 @@ export class Cluster {
     }
   }
 
-  async mergePatch<T = Obj>(obj: { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> } } & Record<string, unknown>): Promise<T> {
-    return (await this.objects.patch(obj, undefined, undefined, "conformance-editor", undefined, PatchStrategy.MergePatch)) as T;
+  async mergePatch<T = Obj>(obj: { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string | null>; annotations?: Record<string, string | null> } } & Record<string, unknown>): Promise<T> {
+    // A merge patch's null removes a key; the client's type has no room for it.
+    return (await this.objects.patch(obj as KubernetesObject, undefined, undefined, "conformance-editor", undefined, PatchStrategy.MergePatch)) as T;
   }
 
   /** One HTTPS request with the kubeconfig's credentials; never throws for an HTTP status. */

@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { classPermitsInEffect, compressedLifecycle, condition, operationsOf, printedColumns, sleep, undoneByCrossplane, waitFor, type Obj } from "../conformance/setup.js";
-import { LAST_ACTIVITY, rfc3339, SUSPENDED_AT } from "../../functions/berth/lifecycle/signals.js";
+import { LAST_ACTIVITY, rfc3339, SUSPENDED_AT, SUSPENDED_BY } from "../../functions/berth/lifecycle/signals.js";
 import { startLiveCluster, type LiveCluster } from "./cluster.js";
 import { CROSSPLANE_NAMESPACE, FUNCTION_NAME, rollOutFunction } from "./operator-install.js";
 import { shippedRuntime } from "../../image/shipped.js";
@@ -574,7 +574,8 @@ describe(`an ExecutionWorkspace on the agent-sandbox class, run by the agent-san
     const before = await probe(sessionPod, ["read", "/workspace/kept"]);
     const uidBefore = (await pod(SESSION.ns, "workspace"))!.metadata!.uid;
     const pvc = (await live.cluster.get("v1", "PersistentVolumeClaim", "workspace", SESSION.ns))!.metadata!.uid;
-    const signal = () => live.cluster.mergePatch({ apiVersion: "workspaces.berth.dev/v1alpha1", kind: "ExecutionWorkspace", metadata: { name: SESSION.name, annotations: { [LAST_ACTIVITY]: rfc3339(new Date()) } } });
+    const annotate = (annotations: Record<string, string | null>) => live.cluster.mergePatch({ apiVersion: "workspaces.berth.dev/v1alpha1", kind: "ExecutionWorkspace", metadata: { name: SESSION.name, annotations } });
+    const signal = (at = rfc3339(new Date())) => annotate({ [LAST_ACTIVITY]: at });
     // Only a running workspace is judged idle.
     await sessionPhase("Ready");
 
@@ -582,30 +583,47 @@ describe(`an ExecutionWorkspace on the agent-sandbox class, run by the agent-san
     const cron = compressedLifecycle("berth-lifecycle-live", 1, { name: SESSION.name });
     await signal();
     await live.cluster.apply(cron);
+    let suspendedAt: string;
     try {
-      const t = Date.now();
-      const { xr: suspended, podThen } = await sessionPhase("Suspended", 180_000);
-      expect(podThen, "the pod, when the workspace said Suspended").toBeUndefined();
-      expect(suspended.status.reason).toBe("IdleTimeout");
-      say(`idle rule: ${SESSION.name} suspended at ${suspended.metadata!.annotations![SUSPENDED_AT]}, Suspended ${((Date.now() - t) / 1000).toFixed(1)} s after the compressed CronOperation was applied; pod gone, PVC kept`);
-    } finally {
-      await live.cluster.delete("ops.crossplane.io/v1alpha1", "CronOperation", cron.metadata!.name!);
-    }
+      try {
+        const t = Date.now();
+        const { xr: suspended, podThen } = await sessionPhase("Suspended", 180_000);
+        expect(podThen, "the pod, when the workspace said Suspended").toBeUndefined();
+        expect(suspended.status.reason).toBe("IdleTimeout");
+        suspendedAt = suspended.metadata!.annotations![SUSPENDED_AT]!;
+        say(`idle rule: ${SESSION.name} suspended at ${suspendedAt}, Suspended ${((Date.now() - t) / 1000).toFixed(1)} s after the compressed CronOperation was applied; pod gone, PVC kept`);
+      } finally {
+        await live.cluster.delete("ops.crossplane.io/v1alpha1", "CronOperation", cron.metadata!.name!);
+      }
 
-    const t = Date.now();
-    await signal();
-    await waitFor("Sandbox Running", async () => (await live.cluster.get("agents.x-k8s.io/v1beta1", "Sandbox", "workspace", SESSION.ns))?.spec.operatingMode === "Running", 60_000, 250);
-    const resumedIn = (Date.now() - t) / 1000;
-    await sessionPhase("Ready");
-    const readyIn = (Date.now() - t) / 1000;
-    await containerRunning(SESSION.ns, "workspace", "runtime");
-    expect((await pod(SESSION.ns, "workspace"))!.metadata!.uid).not.toBe(uidBefore);
-    expect((await live.cluster.get("v1", "PersistentVolumeClaim", "workspace", SESSION.ns))!.metadata!.uid, "the same volume").toBe(pvc);
-    const after = await probe(sessionPod, ["read", "/workspace/kept"]);
-    allowed(after, "reading after the idle rule's suspend and the resume");
-    expect(after.out.content).toBe(before.out.content);
-    say(`activity resumed ${SESSION.name}: Sandbox Running ${resumedIn.toFixed(1)} s after the annotation, the workspace Ready ${readyIn.toFixed(1)} s after it, with the same files`);
-    expect(resumedIn, "reconciled by the annotation change, not by a requeue").toBeLessThan(15);
+      // Activity stamped in the suspension's own second: a driver resuming at once, with times in
+      // whole seconds (CI 2026-12-05 sent it so by chance, and the workspace stayed suspended).
+      const t = Date.now();
+      await signal(suspendedAt);
+      await waitFor("Sandbox Running", async () => (await live.cluster.get("agents.x-k8s.io/v1beta1", "Sandbox", "workspace", SESSION.ns))?.spec.operatingMode === "Running", 60_000, 250);
+      const resumedIn = (Date.now() - t) / 1000;
+      await sessionPhase("Ready");
+      const readyIn = (Date.now() - t) / 1000;
+      await containerRunning(SESSION.ns, "workspace", "runtime");
+      expect((await pod(SESSION.ns, "workspace"))!.metadata!.uid).not.toBe(uidBefore);
+      expect((await live.cluster.get("v1", "PersistentVolumeClaim", "workspace", SESSION.ns))!.metadata!.uid, "the same volume").toBe(pvc);
+      const after = await probe(sessionPod, ["read", "/workspace/kept"]);
+      allowed(after, "reading after the idle rule's suspend and the resume");
+      expect(after.out.content).toBe(before.out.content);
+      say(`activity resumed ${SESSION.name}: Sandbox Running ${resumedIn.toFixed(1)} s after the annotation (stamped ${suspendedAt}, the suspension's second), the workspace Ready ${readyIn.toFixed(1)} s after it, with the same files`);
+      expect(resumedIn, "reconciled by the annotation change, not by a requeue").toBeLessThan(15);
+    } finally {
+      // Whatever failed above, the tests after this one need the session running: lift the rule's
+      // suspension by removing its annotations (what it wrote), then signal activity.
+      if ((await sessionXR())?.status?.phase !== "Ready") {
+        await annotate({ [SUSPENDED_AT]: null, [SUSPENDED_BY]: null });
+        await signal();
+        await sessionPhase("Ready").then(
+          () => say(`the idle test's suspension undone: ${SESSION.name} Ready again`),
+          (e) => say(`the idle test's suspension could not be undone: ${e instanceof Error ? e.message : e}`),
+        );
+      }
+    }
   }, 420_000);
 });
 

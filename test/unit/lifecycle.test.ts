@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { runFunction } from "../../functions/berth/function.js";
 import { suspendRefusal } from "../../functions/berth/lifecycle/rules.js";
-import { DETACHED_AT, LAST_ACTIVITY, lifecycleSignals, SUSPENDED_AT, SUSPENDED_BY } from "../../functions/berth/lifecycle/signals.js";
+import { DETACHED_AT, LAST_ACTIVITY, lifecycleSignals, RELEASED_AT, SUSPENDED_AT, SUSPENDED_BY } from "../../functions/berth/lifecycle/signals.js";
 import { executionWorkspaceClassSchema } from "../../functions/berth/schema/documents.js";
 import { CLASS_SANDBOX, EW_SANDBOX, edited } from "../fixtures.js";
 import { lifecycleCases } from "../lifecycle-cases.js";
@@ -43,16 +43,25 @@ describe("the lifecycle signals", () => {
     expect(at({}).lastActivity?.toISOString()).toBe("2026-12-01T08:00:00.000Z");
   });
 
-  it("a suspension holds until activity after it, which is the resume", () => {
+  it("a suspension holds until activity stamped in its second or later, which is the resume", () => {
     const suspended = { [SUSPENDED_AT]: "2026-12-01T09:30:00Z", [SUSPENDED_BY]: "IdleTimeout" };
     expect(at(suspended).suspended).toEqual({ at: new Date("2026-12-01T09:30:00Z"), rule: "IdleTimeout" });
     expect(at({ ...suspended, [LAST_ACTIVITY]: "2026-12-01T09:10:00Z" }).suspended).toBeDefined();
-    expect(at({ ...suspended, [LAST_ACTIVITY]: "2026-12-01T09:30:00Z" }).suspended).toBeDefined();
+    expect(at({ ...suspended, [LAST_ACTIVITY]: "2026-12-01T09:29:59Z" }).suspended).toBeDefined();
+    // The rule only suspends activity a minute old, so a resume in the suspension's own second is
+    // new (CI 2026-12-05: the live test's resume landed in that second and was ignored).
+    expect(at({ ...suspended, [LAST_ACTIVITY]: "2026-12-01T09:30:00Z" }).suspended).toBeUndefined();
     expect(at({ ...suspended, [LAST_ACTIVITY]: "2026-12-01T09:30:01Z" }).suspended).toBeUndefined();
+  });
+
+  it("a release by the idle rule is lifted the same way", () => {
+    expect(at({ [RELEASED_AT]: "2026-12-01T09:30:00Z", [LAST_ACTIVITY]: "2026-12-01T09:29:59Z" }).released).toEqual(new Date("2026-12-01T09:30:00Z"));
+    expect(at({ [RELEASED_AT]: "2026-12-01T09:30:00Z", [LAST_ACTIVITY]: "2026-12-01T09:30:00Z" }).released).toBeUndefined();
   });
 
   it("a detach holds until activity after it: a new session attaching", () => {
     expect(at({ [DETACHED_AT]: "2026-12-01T09:30:00Z", [LAST_ACTIVITY]: "2026-12-01T09:29:00Z" }).detached).toEqual(new Date("2026-12-01T09:30:00Z"));
+    expect(at({ [DETACHED_AT]: "2026-12-01T09:30:00Z", [LAST_ACTIVITY]: "2026-12-01T09:30:00Z" }).detached, "activity stamped with the detach").toEqual(new Date("2026-12-01T09:30:00Z"));
     expect(at({ [DETACHED_AT]: "2026-12-01T09:30:00Z", [LAST_ACTIVITY]: "2026-12-01T09:31:00Z" }).detached).toBeUndefined();
     expect(at({ [DETACHED_AT]: "never" }).detached).toBeUndefined();
   });

@@ -62,15 +62,20 @@ export function lifecycleSignals(workspace: KubeObject): LifecycleSignals {
   // Activity after a suspension or a detach lifts it (a resume, a new session): the annotation
   // stays as a record but no longer holds.
   const holds = (t: Date | undefined): t is Date => t !== undefined && !(activity !== undefined && activity > t);
+  // Berth's idle rule acts only on activity at least a whole minute older than the second it
+  // writes, so activity stamped in that very second is news to the rule: a resume sent the moment
+  // the workspace was suspended (whole-second times) must lift it. A detach is the driver's own
+  // word, and activity stamped with it is not a new session.
+  const holdsAgainstRule = (t: Date | undefined): t is Date => t !== undefined && !(activity !== undefined && activity >= t);
   const suspendedAt = timeOf(annotations[SUSPENDED_AT]);
   const detachedAt = timeOf(annotations[DETACHED_AT]);
   const expiredAt = timeOf(annotations[EXPIRED_AT]);
   const releasedAt = timeOf(annotations[RELEASED_AT]);
   return {
     ...(lastActivity ? { lastActivity } : {}),
-    ...(holds(suspendedAt) ? { suspended: { at: suspendedAt, rule: annotations[SUSPENDED_BY] ?? "Unknown" } } : {}),
+    ...(holdsAgainstRule(suspendedAt) ? { suspended: { at: suspendedAt, rule: annotations[SUSPENDED_BY] ?? "Unknown" } } : {}),
     ...(holds(detachedAt) ? { detached: detachedAt } : {}),
     ...(expiredAt ? { expired: expiredAt } : {}),
-    ...(holds(releasedAt) ? { released: releasedAt } : {}),
+    ...(holdsAgainstRule(releasedAt) ? { released: releasedAt } : {}),
   };
 }

@@ -81,11 +81,11 @@ export const workspaceLifecycleSchema = z
   .strictObject({
     lastActivity: z.string().max(64).optional().describe("The later of the last activity signal (annotation lifecycle.berth.dev/last-activity) and the workspace's creation: idle since then."),
     expiresAt: z.string().max(64).optional().describe("When the class's maximum lifetime ends."),
-    suspendedAt: z.string().max(64).optional().describe("When one of Berth's rules suspended the workspace; cleared by activity after it."),
+    suspendedAt: z.string().max(64).optional().describe("When one of Berth's rules suspended the workspace; cleared by activity stamped in that second or later (the rule only acts on activity a minute old)."),
     suspendedBy: z.string().max(64).optional().describe("The rule that suspended it: IdleTimeout, or Detached (the onDetach action Suspend)."),
     detachedAt: z.string().max(64).optional().describe("When the session detached (annotation lifecycle.berth.dev/detached-at); cleared by activity after it."),
     expiredAt: z.string().max(64).optional().describe("When Berth's MaxLifetime rule expired the workspace; final."),
-    releasedAt: z.string().max(64).optional().describe("When Berth's IdleTimeout rule released an Ephemeral workspace whose onDetach action is Delete; cleared by activity after it."),
+    releasedAt: z.string().max(64).optional().describe("When Berth's IdleTimeout rule released an Ephemeral workspace whose onDetach action is Delete; cleared by activity stamped in that second or later."),
   })
   .describe("What Berth's lifecycle rules read and did.");
 
