@@ -59,23 +59,22 @@ export function lifecycleSignals(workspace: KubeObject): LifecycleSignals {
   const annotations = metadata.annotations ?? {};
   const activity = timeOf(annotations[LAST_ACTIVITY]);
   const lastActivity = later(activity, timeOf(metadata.creationTimestamp));
-  // Activity after a suspension or a detach lifts it (a resume, a new session): the annotation
-  // stays as a record but no longer holds.
-  const holds = (t: Date | undefined): t is Date => t !== undefined && !(activity !== undefined && activity > t);
-  // Berth's idle rule acts only on activity at least a whole minute older than the second it
-  // writes, so activity stamped in that very second is news to the rule: a resume sent the moment
-  // the workspace was suspended (whole-second times) must lift it. A detach is the driver's own
-  // word, and activity stamped with it is not a new session.
-  const holdsAgainstRule = (t: Date | undefined): t is Date => t !== undefined && !(activity !== undefined && activity >= t);
+  // Activity lifts a suspension, a release or a detach (a resume, a new session): the annotation
+  // stays as a record but no longer holds. Berth's idle rule acts only on activity at least a
+  // whole minute older than the second it writes, so activity stamped in that very second is news
+  // to it: a resume sent the moment the rule acted (whole-second times) must lift it. A detach is
+  // the driver's own word, and activity stamped with it is not a new session: only later lifts it.
+  const holds = (t: Date | undefined, writtenBy: "rule" | "driver"): t is Date =>
+    t !== undefined && !(activity !== undefined && (writtenBy === "rule" ? activity >= t : activity > t));
   const suspendedAt = timeOf(annotations[SUSPENDED_AT]);
   const detachedAt = timeOf(annotations[DETACHED_AT]);
   const expiredAt = timeOf(annotations[EXPIRED_AT]);
   const releasedAt = timeOf(annotations[RELEASED_AT]);
   return {
     ...(lastActivity ? { lastActivity } : {}),
-    ...(holdsAgainstRule(suspendedAt) ? { suspended: { at: suspendedAt, rule: annotations[SUSPENDED_BY] ?? "Unknown" } } : {}),
-    ...(holds(detachedAt) ? { detached: detachedAt } : {}),
+    ...(holds(suspendedAt, "rule") ? { suspended: { at: suspendedAt, rule: annotations[SUSPENDED_BY] ?? "Unknown" } } : {}),
+    ...(holds(detachedAt, "driver") ? { detached: detachedAt } : {}),
     ...(expiredAt ? { expired: expiredAt } : {}),
-    ...(holdsAgainstRule(releasedAt) ? { released: releasedAt } : {}),
+    ...(holds(releasedAt, "rule") ? { released: releasedAt } : {}),
   };
 }

@@ -81,7 +81,7 @@ export const workspaceLifecycleSchema = z
   .strictObject({
     lastActivity: z.string().max(64).optional().describe("The later of the last activity signal (annotation lifecycle.berth.dev/last-activity) and the workspace's creation: idle since then."),
     expiresAt: z.string().max(64).optional().describe("When the class's maximum lifetime ends."),
-    suspendedAt: z.string().max(64).optional().describe("When one of Berth's rules suspended the workspace; cleared by activity stamped in that second or later (the rule only acts on activity a minute old)."),
+    suspendedAt: z.string().max(64).optional().describe("When one of Berth's rules suspended the workspace; cleared by activity stamped in that second or later for IdleTimeout (the rule only acts on activity a minute old), after it for Detached."),
     suspendedBy: z.string().max(64).optional().describe("The rule that suspended it: IdleTimeout, or Detached (the onDetach action Suspend)."),
     detachedAt: z.string().max(64).optional().describe("When the session detached (annotation lifecycle.berth.dev/detached-at); cleared by activity after it."),
     expiredAt: z.string().max(64).optional().describe("When Berth's MaxLifetime rule expired the workspace; final."),
