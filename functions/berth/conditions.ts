@@ -1,18 +1,6 @@
-import type { Binding } from "./execution-class.js";
-import type { Egress } from "./render/network-policies.js";
+import type { WorkspaceCondition } from "./model.js";
 import type { CapacityStatus } from "./schema/status.js";
-
-/**
- * A condition Berth sets on the workspace through its response, beside Crossplane's own Synced
- * and Ready: one question a person or a tool asks of a workspace, answered yes or no with a
- * reason. Messages change only when the answer does, so an idle workspace's status never moves.
- */
-export interface WorkspaceCondition {
-  type: "CapacityEnforced" | "EgressResolved" | "ClassBound" | "Suspended";
-  status: boolean;
-  reason: string;
-  message: string;
-}
+import type { Binding, Egress } from "./workspace.js";
 
 /** Whether something bounds the workspace's storage at its size, as Berth judges it. */
 export function capacityEnforced(capacity: CapacityStatus): WorkspaceCondition {

@@ -3,14 +3,7 @@ import type { Problem } from "./problems.js";
 import type { RequiredResources } from "./required.js";
 import { API_VERSION, executionWorkspaceClassSchema } from "./schema/documents.js";
 import type { ExecutionWorkspaceClassSpec } from "./schema/execution.js";
-
-/** A class as a workspace binds to it: what it says, and which version of it. */
-export interface Binding {
-  name: string;
-  uid?: string;
-  generation?: number;
-  classHash: string;
-}
+import type { Binding } from "./workspace.js";
 
 export interface ResolvedClass {
   type: "found";

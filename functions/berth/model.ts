@@ -1,9 +1,7 @@
-import type { WorkspaceCondition } from "./conditions.js";
-
 /**
  * The shapes that flow through a render: what Crossplane observed, what Berth asks it to
  * fetch, and what Berth wants to exist. They are plain data so that every rule can be tested
- * with a function call and no gRPC.
+ * with a function call and no gRPC. Nearly every module reads them, so this one imports none.
  */
 
 /** A Kubernetes object as JSON. */
@@ -42,6 +40,19 @@ export interface DesiredResource {
 }
 
 /**
+ * A condition Berth sets on the workspace through its response, beside Crossplane's own Synced
+ * and Ready: one question a person or a tool asks of a workspace, answered yes or no with a
+ * reason. Messages change only when the answer does, so an idle workspace's status never moves.
+ * conditions.ts makes each one.
+ */
+export interface WorkspaceCondition {
+  type: "CapacityEnforced" | "EgressResolved" | "ClassBound" | "Suspended";
+  status: boolean;
+  reason: string;
+  message: string;
+}
+
+/**
  * A render's answer. `rendered` replaces the whole desired state; `fatal` asks Crossplane to
  * change nothing at all, which is how Berth keeps existing objects when it cannot decide.
  */
@@ -53,7 +64,7 @@ export type Verdict =
       status: Record<string, unknown>;
       /** Overrides the XR's readiness; otherwise Crossplane derives it from the resources. */
       compositeReady?: boolean;
-      /** Berth's own conditions on the XR (see conditions.ts). */
+      /** Berth's own conditions on the XR. */
       conditions?: WorkspaceCondition[];
       warnings: string[];
     }

@@ -8,7 +8,7 @@ import { beyondProfile, resolveProfile, resolveStorageClass } from "../profile.j
 import { PROVISIONING, unready, withReadiness } from "../readiness.js";
 import { RequiredResources } from "../required.js";
 import { workspaceLabels, workspaceNamespace } from "../render/labels.js";
-import { inCreationOrder, type NamespaceProfile, renderNamespaceProfile, workspaceNamespaceLookup } from "../render/namespace-profile.js";
+import { inCreationOrder, renderNamespaceProfile, workspaceNamespaceLookup } from "../render/namespace-profile.js";
 import { keepRunningTemplate } from "../render/running-template.js";
 import { renderWorkload } from "../render/workload.js";
 import { developerWorkspaceSchema } from "../schema/documents.js";
@@ -16,6 +16,7 @@ import { parseDocument } from "../schema/errors.js";
 import type { DeveloperWorkspaceStatus } from "../schema/status.js";
 import { usageOf } from "../usage.js";
 import { fatal, stalled } from "../verdicts.js";
+import type { NamespaceProfile } from "../workspace.js";
 
 /** Phase and reason of current health, which is never the same thing as the outcome. */
 function health(

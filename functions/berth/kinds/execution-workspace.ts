@@ -1,7 +1,7 @@
 import { type CapacityDeclaration, capacityStatus, checkCapacity, evaluateCapacity } from "../capacity.js";
 import { capacityEnforced, classBound, egressResolved, suspended } from "../conditions.js";
 import { type CapabilityRequest, declaredCapabilities, resolveEgress } from "../egress.js";
-import { type Binding, resolveClass } from "../execution-class.js";
+import { resolveClass } from "../execution-class.js";
 import type { CompositeRenderer, DesiredResource, KubeObject, Observed, Verdict } from "../model.js";
 import { workspaceLifecycle } from "../lifecycle/state.js";
 import { LAST_ACTIVITY, type LifecycleSignals, lifecycleSignals, rfc3339, timeOf } from "../lifecycle/signals.js";
@@ -10,7 +10,7 @@ import { beyondProfile, resolveProfile, resolveStorageClass } from "../profile.j
 import { PROVISIONING, unready, withReadiness } from "../readiness.js";
 import { describeRequirement, RequiredResources } from "../required.js";
 import { workspaceLabels, workspaceNamespace } from "../render/labels.js";
-import { inCreationOrder, type NamespaceProfile, renderNamespaceProfile, workspaceNamespaceLookup } from "../render/namespace-profile.js";
+import { inCreationOrder, renderNamespaceProfile, workspaceNamespaceLookup } from "../render/namespace-profile.js";
 import { keepRunningTemplate } from "../render/running-template.js";
 import { renderSandbox } from "../render/sandbox.js";
 import { sandboxExpiredAt, sandboxStopped } from "../sandbox-status.js";
@@ -24,6 +24,7 @@ import { quantityValue } from "../schema/quantity.js";
 import type { CapacityStatus, ExecutionWorkspaceStatus, WorkspaceCheckpointStatus } from "../schema/status.js";
 import { usageOf } from "../usage.js";
 import { fatal, stalled } from "../verdicts.js";
+import type { Binding, NamespaceProfile } from "../workspace.js";
 
 const ACCESS_RANK = { none: 0, read: 1, edit: 2 } as const;
 const larger = (a: string, b: string) => (quantityValue(a) >= quantityValue(b) ? a : b);

@@ -2,8 +2,8 @@ import type { ILimitRange } from "kubernetes-models/v1/LimitRange";
 import type { ILimitRangeItem } from "kubernetes-models/v1/LimitRangeItem";
 import type { KubeObject } from "../model.js";
 import { quantityValue } from "../schema/quantity.js";
+import type { NamespaceProfile } from "../workspace.js";
 import { WORKSPACE_OBJECT_NAME } from "./labels.js";
-import type { NamespaceProfile } from "./namespace-profile.js";
 import { kube } from "./objects.js";
 
 const smaller = (a: string, b: string) => (quantityValue(a) <= quantityValue(b) ? a : b);

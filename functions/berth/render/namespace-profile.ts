@@ -1,35 +1,13 @@
 import type { KubeObject } from "../model.js";
 import type { Lookup, RequiredResources } from "../required.js";
-import type { WorkspaceProfileSpec } from "../schema/profile.js";
+import type { NamespaceProfile } from "../workspace.js";
 import { renderLimitRange } from "./limit-range.js";
 import { renderNamespace } from "./namespace.js";
-import { type Egress, renderNetworkPolicies } from "./network-policies.js";
+import { renderNetworkPolicies } from "./network-policies.js";
 import { renderRbac } from "./rbac.js";
 import { renderResourceQuota } from "./resource-quota.js";
 import { renderServiceAccount } from "./service-account.js";
 import { renderPersistentVolumeClaim } from "./storage.js";
-
-/**
- * The Namespace profile: the first isolation profile of the Developer Workspace contract,
- * shared by every kind of workspace. Everything here is already resolved and validated.
- */
-export interface NamespaceProfile {
-  workspaceID: string;
-  namespace: string;
-  labels: Record<string, string>;
-  profile: WorkspaceProfileSpec;
-  resources: { cpu: string; memory: string };
-  volume: {
-    mode: "persistent" | "ephemeral";
-    size: string;
-    /** A snapshot the volume is restored from, when it starts from a checkpoint. */
-    dataSource?: { apiGroup: string; kind: string; name: string };
-  };
-  egress: readonly Egress[];
-  kubernetesAccess: "none" | "read" | "edit";
-  /** Set when the profile declares runtime-enforced capacity: Pods there need `hostUsers: false`. */
-  userNamespacesRequired: boolean;
-}
 
 /** Every object of the Namespace profile, by composition resource name. */
 export function renderNamespaceProfile(p: NamespaceProfile): Record<string, KubeObject> {

@@ -1,7 +1,7 @@
 import type { INamespace } from "kubernetes-models/v1/Namespace";
 import type { KubeObject } from "../model.js";
+import type { NamespaceProfile } from "../workspace.js";
 import { CAPACITY_ENFORCEMENT_LABEL } from "./labels.js";
-import type { NamespaceProfile } from "./namespace-profile.js";
 import { kube } from "./objects.js";
 
 /** The workspace's own Namespace, enforcing the profile's Pod Security level. */

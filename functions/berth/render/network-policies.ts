@@ -1,21 +1,10 @@
 import type { INetworkPolicy } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicy";
-import type { INetworkPolicyPeer } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicyPeer";
 import type { INetworkPolicyPort } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicyPort";
 import type { KubeObject } from "../model.js";
-import type { NamespaceProfile } from "./namespace-profile.js";
+import type { Egress, NamespaceProfile } from "../workspace.js";
 import { kube } from "./objects.js";
 
 type Protocol = "TCP" | "UDP" | "SCTP";
-
-/** One reviewed egress opening: where to, on which ports, for which declared capability. */
-export interface Egress {
-  /** Name suffix of the policy and its composition resource: `git`, `mcp-docs`, … */
-  name: string;
-  /** The reviewed destination it resolves to, for the policy's annotation. */
-  destination: string;
-  to: INetworkPolicyPeer[];
-  ports: INetworkPolicyPort[];
-}
 
 /** Egress to IP blocks the profile reviewed. */
 export function egressToCidrs(cidrs: readonly string[], ports: readonly { port: number; protocol: Protocol }[]): Pick<Egress, "to" | "ports"> {

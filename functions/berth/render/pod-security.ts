@@ -3,7 +3,7 @@ import type { IPodSpec } from "kubernetes-models/v1/PodSpec";
 import type { ISecurityContext } from "kubernetes-models/v1/SecurityContext";
 import type { IVolume } from "kubernetes-models/v1/Volume";
 import type { IVolumeMount } from "kubernetes-models/v1/VolumeMount";
-import type { NamespaceProfile } from "./namespace-profile.js";
+import type { NamespaceProfile } from "../workspace.js";
 import { WORKSPACE_OBJECT_NAME } from "./labels.js";
 
 /** Pod-level hardening every workspace pod gets, whatever runs in it. */

@@ -2,8 +2,8 @@ import type { IRole } from "kubernetes-models/rbac.authorization.k8s.io/v1/Role"
 import type { IRoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding";
 import type { IPolicyRule } from "kubernetes-models/rbac.authorization.k8s.io/v1/PolicyRule";
 import type { KubeObject } from "../model.js";
+import type { NamespaceProfile } from "../workspace.js";
 import { WORKSPACE_OBJECT_NAME } from "./labels.js";
-import type { NamespaceProfile } from "./namespace-profile.js";
 import { kube } from "./objects.js";
 
 const READ = ["get", "list", "watch"];

@@ -1,8 +1,8 @@
 import type { IPodSpec } from "kubernetes-models/v1/PodSpec";
 import type { KubeObject } from "../model.js";
 import type { WorkspaceProfileSpec } from "../schema/profile.js";
+import type { NamespaceProfile } from "../workspace.js";
 import { WORKSPACE_OBJECT_NAME } from "./labels.js";
-import type { NamespaceProfile } from "./namespace-profile.js";
 import { API_TOKEN_MOUNT, apiTokenVolume, hardenedContainerSecurityContext, hardenedPodSpec, SCRATCH_MOUNTS, SCRATCH_VOLUMES } from "./pod-security.js";
 import { WORKSPACE_VOLUME, workspaceVolume } from "./storage.js";
 import { WORKSPACE_DIR } from "./workload.js";

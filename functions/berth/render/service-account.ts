@@ -1,7 +1,7 @@
 import type { IServiceAccount } from "kubernetes-models/v1/ServiceAccount";
 import type { KubeObject } from "../model.js";
+import type { NamespaceProfile } from "../workspace.js";
 import { WORKSPACE_OBJECT_NAME } from "./labels.js";
-import type { NamespaceProfile } from "./namespace-profile.js";
 import { kube } from "./objects.js";
 
 /**

@@ -1,8 +1,8 @@
 import type { IPersistentVolumeClaim } from "kubernetes-models/v1/PersistentVolumeClaim";
 import type { IVolume } from "kubernetes-models/v1/Volume";
 import type { KubeObject } from "../model.js";
+import type { NamespaceProfile } from "../workspace.js";
 import { WORKSPACE_OBJECT_NAME } from "./labels.js";
-import type { NamespaceProfile } from "./namespace-profile.js";
 import { kube } from "./objects.js";
 
 export const WORKSPACE_VOLUME = "workspace";

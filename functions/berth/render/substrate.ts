@@ -1,8 +1,8 @@
 import type { KubeObject } from "../model.js";
 import type { ExecutionWorkspaceClassSpec } from "../schema/execution.js";
 import type { WorkspaceProfileSpec } from "../schema/profile.js";
+import type { NamespaceProfile } from "../workspace.js";
 import { WORKSPACE_ID_LABEL, WORKSPACE_OBJECT_NAME } from "./labels.js";
-import type { NamespaceProfile } from "./namespace-profile.js";
 import { WORKSPACE_VOLUME } from "./storage.js";
 import { WORKSPACE_DIR } from "./workload.js";
 

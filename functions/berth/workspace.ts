@@ -1,0 +1,51 @@
+import type { INetworkPolicyPeer } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicyPeer";
+import type { INetworkPolicyPort } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicyPort";
+import type { WorkspaceProfileSpec } from "./schema/profile.js";
+
+/**
+ * A workspace as Berth resolved it from its documents, before anything is rendered. The modules
+ * that resolve these (execution-class.ts, egress.ts, kinds/) and those that render or report
+ * them (render/, conditions.ts) all import them from here, so this module imports none of them:
+ * a type defined beside its renderer or resolver made the modules import one another in a
+ * circle (test/unit/import-cycles.test.ts keeps them from doing so again).
+ */
+
+/** A class as a workspace binds to it: what it says, and which version of it. */
+export interface Binding {
+  name: string;
+  uid?: string;
+  generation?: number;
+  classHash: string;
+}
+
+/** One reviewed egress opening: where to, on which ports, for which declared capability. */
+export interface Egress {
+  /** Name suffix of the policy and its composition resource: `git`, `mcp-docs`, … */
+  name: string;
+  /** The reviewed destination it resolves to, for the policy's annotation. */
+  destination: string;
+  to: INetworkPolicyPeer[];
+  ports: INetworkPolicyPort[];
+}
+
+/**
+ * The Namespace profile: the first isolation profile of the Developer Workspace contract,
+ * shared by every kind of workspace. Everything here is already resolved and validated.
+ */
+export interface NamespaceProfile {
+  workspaceID: string;
+  namespace: string;
+  labels: Record<string, string>;
+  profile: WorkspaceProfileSpec;
+  resources: { cpu: string; memory: string };
+  volume: {
+    mode: "persistent" | "ephemeral";
+    size: string;
+    /** A snapshot the volume is restored from, when it starts from a checkpoint. */
+    dataSource?: { apiGroup: string; kind: string; name: string };
+  };
+  egress: readonly Egress[];
+  kubernetesAccess: "none" | "read" | "edit";
+  /** Set when the profile declares runtime-enforced capacity: Pods there need `hostUsers: false`. */
+  userNamespacesRequired: boolean;
+}
