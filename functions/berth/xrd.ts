@@ -39,9 +39,11 @@ export function openAPISchema(schema: z.ZodType): JsonSchema {
   return structural(z.toJSONSchema(schema, { target: "openapi-3.0", io: "input", unrepresentable: "throw" })) as JsonSchema;
 }
 
-interface CompositeKind {
+export interface CompositeKind {
   kind: string;
   plural: string;
+  /** What the kind is for and who writes it: the opening of its section in docs/api.md. */
+  description: string;
   spec: z.ZodType;
   status: z.ZodType;
   /** Rules on the whole object, which can read metadata (carried by Crossplane from v2.2). */
@@ -66,6 +68,8 @@ export const COMPOSITE_KINDS: readonly CompositeKind[] = [
   {
     kind: "WorkspaceProfile",
     plural: "workspaceprofiles",
+    description:
+      "What operators review once and workspaces name: runtime images, egress destinations, storage, DNS, the non-root user and resource ceilings. Berth renders only its status: whether it is valid, what its StorageClass really enforces (status.capacity.conforming) and a profileHash.",
     spec: workspaceProfileSpecSchema,
     status: workspaceProfileStatusSchema,
     printerColumns: [
@@ -77,6 +81,8 @@ export const COMPOSITE_KINDS: readonly CompositeKind[] = [
   {
     kind: "DeveloperWorkspace",
     plural: "developerworkspaces",
+    description:
+      "A workspace for a developer or a coding agent, written by operators: Berth renders the Namespace ws-<workspaceID> and everything in it from the WorkspaceProfile it names. It must be named <workspaceID>-xr, so one ID is one object.",
     spec: developerWorkspaceSpecSchema,
     status: developerWorkspaceStatusSchema,
     rootRules: [NAME_RULE],
@@ -90,6 +96,8 @@ export const COMPOSITE_KINDS: readonly CompositeKind[] = [
   {
     kind: "ExecutionWorkspaceClass",
     plural: "executionworkspaceclasses",
+    description:
+      "Published by operators: the sandbox provider, WorkspaceProfile and runtime of execution workspaces, their lifecycle rules, and what a workspace of the class may request (permits). Berth renders only its status (classHash, profileHash).",
     spec: executionWorkspaceClassSpecSchema,
     status: executionWorkspaceClassStatusSchema,
     printerColumns: [
@@ -101,6 +109,8 @@ export const COMPOSITE_KINDS: readonly CompositeKind[] = [
   {
     kind: "ExecutionWorkspace",
     plural: "executionworkspaces",
+    description:
+      "A sandbox dedicated to one agent Session, created by users with use on its class: the same Namespace profile as a DeveloperWorkspace (ws-<name>) and the provider's objects. Anything its class does not permit is refused before anything is created.",
     spec: executionWorkspaceSpecSchema,
     status: executionWorkspaceStatusSchema,
     rootRules: [SHORT_NAME_RULE],
@@ -120,6 +130,8 @@ export const COMPOSITE_KINDS: readonly CompositeKind[] = [
   {
     kind: "WorkspaceCheckpoint",
     plural: "workspacecheckpoints",
+    description:
+      "A CSI VolumeSnapshot of an ExecutionWorkspace's volume, created by users with use on the workspace's class; an ExecutionWorkspace's restoreFrom or forkFrom brings its files into a new workspace.",
     spec: workspaceCheckpointSpecSchema,
     status: workspaceCheckpointStatusSchema,
     printerColumns: [

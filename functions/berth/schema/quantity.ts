@@ -3,7 +3,7 @@ import { z } from "zod";
 // The subset of Kubernetes resource.Quantity that a workspace document may use: a plain
 // decimal with an optional binary or decimal suffix. Exponents ("1e3") are legal upstream but
 // make documents harder to review, so Berth refuses them.
-const QUANTITY = /^(?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)(?:m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$/;
+export const QUANTITY = /^(?:[0-9]+(?:\.[0-9]+)?|\.[0-9]+)(?:m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$/;
 
 const SUFFIX: Record<string, number> = {
   "": 1,
