@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs Crossplane and Berth into the cluster of $KUBECONFIG, the way the README tells
-# operators to: Crossplane from its Helm chart (package manager and webhooks on, the Deployment
+# Installs Crossplane and Berth into the cluster of $KUBECONFIG, the way the README and
+# docs/operations.md tell operators to: Crossplane from its Helm chart (package manager and webhooks on, the Deployment
 # runtime), then Berth's admission policies and RBAC, then the Function and Configuration
 # packages, pulled by Crossplane's package manager from a registry. The live tier
 # (test/live/cluster.ts) and `npm run conformance:kind` both install with this script; they

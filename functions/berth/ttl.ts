@@ -22,8 +22,8 @@ export interface ResponseTTLs {
 // At rest, 15 min: an idle workspace then costs at most 3600/(900 x 0.9) + 1 reconciles an hour
 // (Crossplane's jitter and its hourly resync). Drift is corrected through Crossplane's watches
 // at once; the requeue only bounds an edit whose watch event Crossplane dropped, which its
-// per-XR watch circuit breaker does for 5 minutes after a burst of events (README, "The whole
-// system"). Operators who want a tighter bound set BERTH_TTL_AT_REST.
+// per-XR watch circuit breaker does for 5 minutes after a burst of events (docs/performance.md, "The
+// whole system"). Operators who want a tighter bound set BERTH_TTL_AT_REST.
 //
 // While Crossplane 2.4's watch circuit breaker holds an XR (it says so on the XR: condition
 // Responsive False, reason WatchCircuitOpen; after about 100 watch events in a burst, for 5

@@ -138,7 +138,7 @@ describe("ExecutionWorkspaces on a real control plane", () => {
     // Runs after the cycle above. The resumed Sandbox never reports Ready here: on the bare
     // control plane no agent-sandbox controller runs, and on the live cluster its controller
     // runs but the example's image cannot be pulled. The cold boot is still under way, and the
-    // README's phase for that is Resuming ("Ready again cold-boots it"), not Provisioning.
+    // docs/workspaces.md's phase for that is Resuming ("Ready again cold-boots it"), not Provisioning.
     const name = SANDBOX.metadata!.name!;
     const sandbox = await c.get("agents.x-k8s.io/v1beta1", "Sandbox", "workspace", `ws-${name}`);
     expect(sandbox?.spec.operatingMode).toBe("Running");

@@ -171,7 +171,7 @@ function crossplaneSaid(before: CrossplaneCounts, after: CrossplaneCounts): stri
  * request (an annotation) for an XR whose watch events came in a burst (a previous fault's status
  * writes) and lets one event through every 30 s; nothing else may arrive before the TTL at rest
  * (15 min). So every HALF_OPEN_MS the members still wrong whose request is lost are asked again,
- * as an operator would (README, Known limits), and the log says why. On a timeout the error
+ * as an operator would (docs/known-limits.md), and the log says why. On a timeout the error
  * names the members still wrong and what Crossplane's calls did meanwhile.
  */
 async function untilEvery(what: string, judge: (seen: Map<string, Seen>) => (m: Member) => string | undefined, timeoutMs: number): Promise<{ askedAgain: number }> {
@@ -620,7 +620,7 @@ describe("nothing a workspace owns is lost, and the fleet converges by itself, w
       }
       // The API server resolves the berth-class-permits policy's paramKind (a CRD) through a
       // discovery cache it fills again after a start: until then the policy fails closed and
-      // every ExecutionWorkspace write, Crossplane's included, is refused (README, Known limits).
+      // every ExecutionWorkspace write, Crossplane's included, is refused (docs/known-limits.md).
       const t = Date.now();
       await classPermitsInEffect(c, "sandbox-session");
       return `API server and etcd down 5 s; Crossplane and the controller manager re-list; ExecutionWorkspace writes refused by berth-class-permits (fails closed) for ${((Date.now() - t) / 1000).toFixed(1)} s after the restart, until the API server's discovery finds the class kind again`;

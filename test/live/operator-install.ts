@@ -1,5 +1,5 @@
 // Crossplane and Berth installed on the live cluster the way operators install them, by the two
-// scripts the README gives them (install/publish.sh and install/install.sh, which
+// scripts the README and docs/operations.md give them (install/publish.sh and install/install.sh, which
 // `npm run conformance:kind` runs too):
 //   - the packages built by the real Crossplane CLI, the Function with the runtime image
 //     image/build.ts makes embedded in it, pushed to the harness's registry under
