@@ -42,7 +42,7 @@ export function openAPISchema(schema: z.ZodType): JsonSchema {
 export interface CompositeKind {
   kind: string;
   plural: string;
-  /** What the kind is for and who writes it: the opening of its section in docs/api.md. */
+  /** What the kind is for and who writes it: what `kubectl explain` says of it, and the opening of its section in docs/api.md. */
   description: string;
   spec: z.ZodType;
   status: z.ZodType;
@@ -161,6 +161,8 @@ export function compositeResourceDefinition(k: CompositeKind) {
           schema: {
             openAPIV3Schema: {
               type: "object",
+              // `kubectl explain <kind>` shows it, and docs/api.md opens the kind's section with it.
+              description: k.description,
               required: ["spec"],
               properties: { spec: openAPISchema(k.spec), status: openAPISchema(k.status) },
               ...(k.rootRules ? { "x-kubernetes-validations": k.rootRules } : {}),

@@ -49,6 +49,12 @@ describe("XRDs", () => {
     .filter((f) => f.endsWith(".yaml"))
     .map((f) => [f, loadObject(`examples/${f}`)] as const);
 
+  it.each(COMPOSITE_KINDS.map((k) => [k.plural, k] as const))("apis/%s: kubectl explain describes the kind", (plural, kind) => {
+    const description = committedSchema(plural).description;
+    expect(description).toBe(kind.description);
+    expect(String(description).length).toBeGreaterThan(40);
+  });
+
   it("every kind has an example", () => {
     expect(new Set(examples.map(([, o]) => o.kind))).toEqual(new Set(COMPOSITE_KINDS.map((k) => k.kind)));
   });
