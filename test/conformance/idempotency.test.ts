@@ -1,0 +1,190 @@
+// Issue 30: every object Berth renders is a fixed point of Crossplane's apply.
+//
+// Crossplane 2.4 server-side-applies every desired object on every reconcile, without comparing
+// it with the live one first. An object whose rendered fields do not round-trip through the API
+// server (a field it drops, defaults differently or normalizes into something the next apply
+// changes back) is then written on every reconcile: a new resourceVersion, a watch event, and one
+// more reconcile of the XR that composes it. So each example's converged objects are applied
+// here as Crossplane applies them (its field owner, the metadata it adds) and then applied again:
+// the second apply must not move any resourceVersion.
+import { createHash } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { asObserved, fatalMessages, renderConverged } from "../../functions/berth/local-render.js";
+import type { KubeObject } from "../../functions/berth/model.js";
+import { RENDER_EXAMPLES } from "../render-examples.js";
+import { Cluster, load, loadOne, type Obj, ref, sleep, waitFor } from "./setup.js";
+
+const c = new Cluster(inject("kubeconfig"));
+
+/** Every name this file creates starts with it, so it touches no other file's workspaces. */
+const PREFIX = "idem-";
+
+/**
+ * The example as a document of its own: renamed so that its Namespace and cluster-scoped objects
+ * are this file's alone. Other documents it refers to (a checkpoint's workspace) are renamed alike.
+ */
+function renamed(o: Obj): Obj {
+  const copy = structuredClone(o);
+  switch (copy.kind) {
+    case "DeveloperWorkspace":
+      copy.spec.workspaceID = `${PREFIX}${copy.spec.workspaceID}`;
+      copy.metadata!.name = `${copy.spec.workspaceID}-xr`;
+      break;
+    case "WorkspaceCheckpoint":
+      copy.spec.workspaceRef.name = `${PREFIX}${copy.spec.workspaceRef.name}`;
+      copy.metadata!.name = `${PREFIX}${copy.metadata!.name}`;
+      break;
+    default:
+      copy.metadata!.name = `${PREFIX}${copy.metadata!.name}`;
+  }
+  return copy;
+}
+
+/** Crossplane 2.4's field owner for what one XR composes (ComposedFieldOwnerName): a hash of the XR's name and group kind. */
+function composedFieldOwner(xr: { apiVersion: string; kind: string; name: string }): string {
+  const group = xr.apiVersion.split("/")[0];
+  const hash = createHash("sha256").update(`${xr.name}${xr.kind}.${group}`).digest("hex");
+  return `apiextensions.crossplane.io/composed/${hash}`;
+}
+
+/**
+ * Crossplane's apply of one composed object: force, its field owner, and the XR as controller
+ * (RenderComposedResourceMetadata). The controller is `owner`, a stand-in this file creates: the
+ * XR is not created here (Crossplane would compose it too), and an owner that does not exist
+ * would have the garbage collector delete the object between the two applies. Returns the live object.
+ */
+async function applyAsCrossplane(o: Obj, fieldOwner: string, owner: Obj): Promise<Obj> {
+  const controller = { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.metadata!.name, uid: owner.metadata!.uid, controller: true, blockOwnerDeletion: true };
+  const body = { ...o, metadata: { ...o.metadata, ownerReferences: [controller] } };
+  const path = await c.path(o.apiVersion!, o.kind!, o.metadata!.name!, o.metadata?.namespace);
+  const res = await c.request("PATCH", `${path}?fieldManager=${encodeURIComponent(fieldOwner)}&force=true`, body, { contentType: "application/apply-patch+yaml" });
+  if (res.status !== 200 && res.status !== 201) throw new Error(`apply of ${ref(o)} as ${fieldOwner}: HTTP ${res.status}: ${res.text.slice(0, 500)}`);
+  return res.body as Obj;
+}
+
+interface Composed {
+  example: string;
+  fieldOwner: string;
+  /** Each composed object as Crossplane sends it, Namespaces first (the others live in them). */
+  objects: { resourceName: string; object: Obj }[];
+}
+
+/**
+ * What the example converges to, with the metadata Crossplane's composer adds to every composed
+ * object besides its controller: the composite label and the resource-name annotation. (What a
+ * composed Namespace's managedFields showed Crossplane 2.4 owning on the local control plane,
+ * 2026-12-06: those two, the controller reference, Berth's fields, under composedFieldOwner's name.)
+ */
+async function composedByExample(example: (typeof RENDER_EXAMPLES)[number]): Promise<Composed> {
+  const document = renamed(loadOne(example.document));
+  const cluster = example.required.flatMap((p) => load(p)).map((o) => (o.kind === document.kind || o.kind === "ExecutionWorkspace" ? renamed(o) : o));
+  const { response } = (await renderConverged(document as KubeObject, cluster as KubeObject[])).at(-1)!;
+  expect(fatalMessages(response), example.name).toEqual([]);
+  const xrName = document.metadata!.name!;
+  const objects = Object.entries(asObserved(response)).map(([resourceName, o]) => ({
+    resourceName,
+    object: {
+      ...(o as Obj),
+      metadata: {
+        ...o.metadata,
+        labels: { ...(o.metadata?.labels as object | undefined), "crossplane.io/composite": xrName },
+        annotations: { ...(o.metadata?.annotations as object | undefined), "crossplane.io/composition-resource-name": resourceName },
+      },
+    } as Obj,
+  }));
+  objects.sort((a, b) => Number(b.object.kind === "Namespace") - Number(a.object.kind === "Namespace"));
+  return { example: example.name, fieldOwner: composedFieldOwner({ apiVersion: document.apiVersion!, kind: document.kind!, name: xrName }), objects };
+}
+
+/** The fields of a live object that say what a write changed: all but its resourceVersion. */
+function content(o: Obj): Obj {
+  const { resourceVersion: _rv, ...metadata } = o.metadata ?? {};
+  return { ...o, metadata };
+}
+
+/** The first difference between two JSON values, as a path and the two values. */
+function firstDifference(a: unknown, b: unknown, path = ""): string | undefined {
+  if (JSON.stringify(a) === JSON.stringify(b)) return undefined;
+  if (a && b && typeof a === "object" && typeof b === "object" && Array.isArray(a) === Array.isArray(b)) {
+    for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) {
+      const d = firstDifference((a as any)[key], (b as any)[key], `${path}.${key}`);
+      if (d) return d;
+    }
+  }
+  return `${path || "."}: ${JSON.stringify(a)?.slice(0, 300)} -> ${JSON.stringify(b)?.slice(0, 300)}`;
+}
+
+/**
+ * Applies the object again until one apply leaves its resourceVersion where it was. Controllers
+ * write to some of these objects (the quota's usage, a Job's status, a PVC's annotations), and
+ * such a write may land between the read and the apply; it does not repeat on every attempt,
+ * while a field that does not round-trip moves the resourceVersion every time. Returns undefined
+ * when an apply did not write, else what the last apply changed.
+ */
+async function writesOnReapply(o: Obj, fieldOwner: string, owner: Obj, attempts = 4): Promise<string | undefined> {
+  let change = "";
+  for (let attempt = 1; attempt <= attempts; attempt++) {
+    const before = await c.getOf<Obj>(o);
+    if (!before) return `${ref(o)} is gone`;
+    const after = await applyAsCrossplane(o, fieldOwner, owner);
+    if (after.metadata?.resourceVersion === before.metadata?.resourceVersion) return undefined;
+    change = firstDifference(content(before), content(after)) ?? "nothing but its resourceVersion";
+    await sleep(1000);
+  }
+  return `the apply wrote on each of ${attempts} attempts; the last changed ${change}`;
+}
+
+describe("every object Berth renders is a fixed point of Crossplane's apply", () => {
+  const owner: Obj = { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: `${PREFIX}owner` }, rules: [] };
+  const composed: Composed[] = [];
+
+  /** Deletes the stand-in owner and every cluster-scoped object this file composes (a Namespace takes its contents), and waits until they are gone. */
+  async function removeEverything(): Promise<void> {
+    const clusterScoped = [owner, ...composed.flatMap((x) => x.objects.map(({ object }) => object)).filter((o) => !o.metadata?.namespace)];
+    for (const o of clusterScoped) await c.delete(o.apiVersion!, o.kind!, o.metadata!.name!);
+    await waitFor(`${clusterScoped.map(ref).join(", ")} gone`, async () => (await Promise.all(clusterScoped.map((o) => c.getOf(o)))).every((o) => o === undefined), 180_000, 1000);
+  }
+
+  beforeAll(async () => {
+    for (const example of RENDER_EXAMPLES) {
+      const rendered = await composedByExample(example);
+      if (rendered.objects.length > 0) composed.push(rendered);
+    }
+    // A run stopped before its afterAll leaves its objects behind: start from none.
+    await removeEverything();
+    Object.assign(owner, await c.apply(owner));
+  });
+
+  afterAll(removeEverything);
+
+  it("the field owner is Crossplane's: the name a composed Namespace's managedFields carried on the local control plane", () => {
+    // Recorded 2026-12-06 from ws-agent-fix-1234, composed by Crossplane 2.4.0 from examples/developerworkspace-ephemeral.yaml.
+    expect(composedFieldOwner({ apiVersion: "workspaces.berth.dev/v1alpha1", kind: "DeveloperWorkspace", name: "agent-fix-1234-xr" })).toBe(
+      "apiextensions.crossplane.io/composed/158038099d249e30d5c2d279fbc6ed344e5b0ddd7dbfe50a61e6ecdee3a05865",
+    );
+  });
+
+  it("the examples compose every kind Berth renders", () => {
+    const kinds = new Set(composed.flatMap((x) => x.objects.map(({ object }) => object.kind)));
+    expect([...kinds].sort()).toEqual([
+      "ActorTemplate", "ClusterRole", "Job", "LimitRange", "Namespace", "NetworkPolicy", "PersistentVolumeClaim", "ResourceQuota",
+      "Role", "RoleBinding", "Sandbox", "ServiceAccount", "ValidatingAdmissionPolicyBinding", "VolumeSnapshot", "VolumeSnapshotContent", "WorkerPool",
+    ]);
+  });
+
+  it("applied twice with Crossplane's field owner, no object is written the second time", async () => {
+    for (const { fieldOwner, objects } of composed) for (const { object } of objects) await applyAsCrossplane(object, fieldOwner, owner);
+    const written: string[] = [];
+    for (const { example, fieldOwner, objects } of composed) {
+      for (const { resourceName, object } of objects) {
+        const change = await writesOnReapply(object, fieldOwner, owner);
+        if (change) written.push(`${example}: ${resourceName} (${ref(object)}): ${change}`);
+      }
+    }
+    // What breaks it (tried 2026-12-06): an empty list or map the API server does not keep as
+    // applied, e.g. `ingress: []` or `podSelector: { matchLabels: {} }` in a NetworkPolicy, which
+    // moved its generation on every apply. An empty Namespace finalizers list, a quantity such
+    // as 4000m, `creationTimestamp: null` or an empty annotation did not.
+    expect(written, `objects Crossplane would write on every reconcile (a field that does not round-trip):\n${written.join("\n")}`).toEqual([]);
+  });
+});
