@@ -10,6 +10,7 @@ import {
   Severity,
 } from "@crossplane-org/function-sdk-typescript";
 import type { KubeObject } from "../functions/berth/model.js";
+import { withComposedMetadata } from "../functions/berth/render-output.js";
 import { edited, loadObject, loadObjects } from "../test/fixtures.js";
 
 /** A RunFunction implementation called in-process (the compiled functions/berth/function.js). */
@@ -84,17 +85,13 @@ const CREATED = "2026-11-01T09:00:00Z";
 
 /** A composed resource as the API server would report it: the rendered object, metadata Crossplane and Kubernetes add, and a status. */
 export function observedAs(name: string, rendered: KubeObject, composite: KubeObject, i: number): KubeObject {
-  const o = structuredClone(rendered);
-  const md = (o.metadata ??= {}) as Record<string, unknown>;
+  const controller = { apiVersion: composite.apiVersion, kind: composite.kind, name: composite.metadata!.name!, uid: XR_UID };
+  const o = withComposedMetadata(structuredClone(rendered), name, controller.name, controller);
+  const md = o.metadata as Record<string, unknown>;
   md.uid = `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`;
   md.resourceVersion = String(100_000 + i);
   md.generation = 1;
   md.creationTimestamp = CREATED;
-  md.annotations = { ...(md.annotations as object | undefined), "crossplane.io/composition-resource-name": name };
-  md.labels = { ...(md.labels as object | undefined), "crossplane.io/composite": composite.metadata!.name };
-  md.ownerReferences = [
-    { apiVersion: composite.apiVersion, kind: composite.kind, name: composite.metadata!.name, uid: XR_UID, controller: true, blockOwnerDeletion: true },
-  ];
   switch (o.kind) {
     case "Namespace":
       o.status = { phase: "Active" };

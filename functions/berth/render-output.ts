@@ -58,6 +58,32 @@ function readyCondition(response: RunFunctionResponse) {
   return unready.length === 0 ? condition("Ready", "True", "Available") : condition("Ready", "False", "Creating", `Unready resources: ${someNames(unready)}`);
 }
 
+/** The owner reference Crossplane makes an XR of each object it composes. */
+export interface ComposedController {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+}
+
+/**
+ * A composed object with the metadata Crossplane's composer gives it before applying it
+ * (RenderComposedResourceMetadata; what Crossplane 2.4 owns in a composed object's
+ * managedFields): its name in the composition, the composite's label, and its controller.
+ */
+export function withComposedMetadata(o: KubeObject, resourceName: string, compositeName: string, controller: ComposedController): KubeObject {
+  const metadata = o.metadata ?? {};
+  return {
+    ...o,
+    metadata: {
+      ...metadata,
+      annotations: { ...(metadata.annotations as object | undefined), "crossplane.io/composition-resource-name": resourceName },
+      labels: { ...(metadata.labels as object | undefined), "crossplane.io/composite": compositeName },
+      ownerReferences: [{ ...controller, controller: true, blockOwnerDeletion: true }],
+    },
+  };
+}
+
 export interface OutputOptions {
   /** Also print the function's results, as `crossplane render -r` does. */
   includeResults?: boolean;
@@ -70,20 +96,10 @@ export function renderOutput(xr: KubeObject, response: RunFunctionResponse, opti
   const name = xr.metadata?.name ?? "";
   const uid = renderUID(xr);
   const composed = Object.entries(response.desired?.resources ?? {})
-    .map(([resourceName, r]) => {
-      const o = r.resource as KubeObject;
-      const metadata = o.metadata ?? {};
-      return {
-        ...o,
-        metadata: {
-          ...metadata,
-          annotations: { ...(metadata.annotations as object | undefined), "crossplane.io/composition-resource-name": resourceName },
-          labels: { ...(metadata.labels as object | undefined), "crossplane.io/composite": name },
-          ownerReferences: [{ apiVersion: xr.apiVersion, blockOwnerDeletion: true, controller: true, kind: xr.kind, name, uid }],
-        },
-        resourceName,
-      };
-    })
+    .map(([resourceName, r]) => ({
+      ...withComposedMetadata(r.resource as KubeObject, resourceName, name, { apiVersion: xr.apiVersion, kind: xr.kind, name, uid }),
+      resourceName,
+    }))
     .sort((a, b) => (a.resourceName < b.resourceName ? -1 : a.resourceName > b.resourceName ? 1 : 0));
 
   const refKey = (o: KubeObject) => `${o.apiVersion}${o.kind}${o.metadata?.name ?? ""}${o.metadata?.namespace ?? ""}`;

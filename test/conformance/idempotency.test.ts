@@ -10,9 +10,10 @@
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { asObserved, fatalMessages, renderConverged } from "../../functions/berth/local-render.js";
+import { type ComposedController, withComposedMetadata } from "../../functions/berth/render-output.js";
 import type { KubeObject } from "../../functions/berth/model.js";
 import { RENDER_EXAMPLES } from "../render-examples.js";
-import { Cluster, load, loadOne, type Obj, ref, sleep, waitFor } from "./setup.js";
+import { Cluster, load, loadOne, type Obj, ref, sleep, subsetDiff, waitFor } from "./setup.js";
 
 const c = new Cluster(inject("kubeconfig"));
 
@@ -47,71 +48,39 @@ function composedFieldOwner(xr: { apiVersion: string; kind: string; name: string
   return `apiextensions.crossplane.io/composed/${hash}`;
 }
 
-/**
- * Crossplane's apply of one composed object: force, its field owner, and the XR as controller
- * (RenderComposedResourceMetadata). The controller is `owner`, a stand-in this file creates: the
- * XR is not created here (Crossplane would compose it too), and an owner that does not exist
- * would have the garbage collector delete the object between the two applies. Returns the live object.
- */
-async function applyAsCrossplane(o: Obj, fieldOwner: string, owner: Obj): Promise<Obj> {
-  const controller = { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.metadata!.name, uid: owner.metadata!.uid, controller: true, blockOwnerDeletion: true };
-  const body = { ...o, metadata: { ...o.metadata, ownerReferences: [controller] } };
+/** Crossplane's apply of one composed object: force, under its field owner. Returns the live object. */
+async function applyAsCrossplane(o: Obj, fieldOwner: string): Promise<Obj> {
   const path = await c.path(o.apiVersion!, o.kind!, o.metadata!.name!, o.metadata?.namespace);
-  const res = await c.request("PATCH", `${path}?fieldManager=${encodeURIComponent(fieldOwner)}&force=true`, body, { contentType: "application/apply-patch+yaml" });
+  const res = await c.request("PATCH", `${path}?fieldManager=${encodeURIComponent(fieldOwner)}&force=true`, o, { contentType: "application/apply-patch+yaml" });
   if (res.status !== 200 && res.status !== 201) throw new Error(`apply of ${ref(o)} as ${fieldOwner}: HTTP ${res.status}: ${res.text.slice(0, 500)}`);
   return res.body as Obj;
 }
 
 interface Composed {
   example: string;
+  /** The XR's name: Crossplane labels each object with it and derives its field owner from it. */
+  xrName: string;
   fieldOwner: string;
-  /** Each composed object as Crossplane sends it, Namespaces first (the others live in them). */
-  objects: { resourceName: string; object: Obj }[];
+  /** What the example converges to, as Berth renders it, Namespaces first (the others live in them). */
+  objects: { resourceName: string; object: KubeObject }[];
 }
 
-/**
- * What the example converges to, with the metadata Crossplane's composer adds to every composed
- * object besides its controller: the composite label and the resource-name annotation. (What a
- * composed Namespace's managedFields showed Crossplane 2.4 owning on the local control plane,
- * 2026-12-06: those two, the controller reference, Berth's fields, under composedFieldOwner's name.)
- */
 async function composedByExample(example: (typeof RENDER_EXAMPLES)[number]): Promise<Composed> {
   const document = renamed(loadOne(example.document));
-  const cluster = example.required.flatMap((p) => load(p)).map((o) => (o.kind === document.kind || o.kind === "ExecutionWorkspace" ? renamed(o) : o));
+  // A checkpoint's workspace is among its required documents; no example requires its own kind.
+  const cluster = example.required.flatMap((p) => load(p)).map((o) => (o.kind === "ExecutionWorkspace" ? renamed(o) : o));
   const { response } = (await renderConverged(document as KubeObject, cluster as KubeObject[])).at(-1)!;
   expect(fatalMessages(response), example.name).toEqual([]);
   const xrName = document.metadata!.name!;
-  const objects = Object.entries(asObserved(response)).map(([resourceName, o]) => ({
-    resourceName,
-    object: {
-      ...(o as Obj),
-      metadata: {
-        ...o.metadata,
-        labels: { ...(o.metadata?.labels as object | undefined), "crossplane.io/composite": xrName },
-        annotations: { ...(o.metadata?.annotations as object | undefined), "crossplane.io/composition-resource-name": resourceName },
-      },
-    } as Obj,
-  }));
+  const objects = Object.entries(asObserved(response)).map(([resourceName, object]) => ({ resourceName, object }));
   objects.sort((a, b) => Number(b.object.kind === "Namespace") - Number(a.object.kind === "Namespace"));
-  return { example: example.name, fieldOwner: composedFieldOwner({ apiVersion: document.apiVersion!, kind: document.kind!, name: xrName }), objects };
+  return { example: example.name, xrName, fieldOwner: composedFieldOwner({ apiVersion: document.apiVersion!, kind: document.kind!, name: xrName }), objects };
 }
 
 /** The fields of a live object that say what a write changed: all but its resourceVersion. */
 function content(o: Obj): Obj {
   const { resourceVersion: _rv, ...metadata } = o.metadata ?? {};
   return { ...o, metadata };
-}
-
-/** The first difference between two JSON values, as a path and the two values. */
-function firstDifference(a: unknown, b: unknown, path = ""): string | undefined {
-  if (JSON.stringify(a) === JSON.stringify(b)) return undefined;
-  if (a && b && typeof a === "object" && typeof b === "object" && Array.isArray(a) === Array.isArray(b)) {
-    for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) {
-      const d = firstDifference((a as any)[key], (b as any)[key], `${path}.${key}`);
-      if (d) return d;
-    }
-  }
-  return `${path || "."}: ${JSON.stringify(a)?.slice(0, 300)} -> ${JSON.stringify(b)?.slice(0, 300)}`;
 }
 
 /**
@@ -121,26 +90,30 @@ function firstDifference(a: unknown, b: unknown, path = ""): string | undefined 
  * while a field that does not round-trip moves the resourceVersion every time. Returns undefined
  * when an apply did not write, else what the last apply changed.
  */
-async function writesOnReapply(o: Obj, fieldOwner: string, owner: Obj, attempts = 4): Promise<string | undefined> {
+async function writesOnReapply(o: Obj, fieldOwner: string, attempts = 4): Promise<string | undefined> {
   let change = "";
   for (let attempt = 1; attempt <= attempts; attempt++) {
     const before = await c.getOf<Obj>(o);
     if (!before) return `${ref(o)} is gone`;
-    const after = await applyAsCrossplane(o, fieldOwner, owner);
+    const after = await applyAsCrossplane(o, fieldOwner);
     if (after.metadata?.resourceVersion === before.metadata?.resourceVersion) return undefined;
-    change = firstDifference(content(before), content(after)) ?? "nothing but its resourceVersion";
+    change = subsetDiff(content(after), content(before)).join("; ") || "nothing but its resourceVersion";
     await sleep(1000);
   }
-  return `the apply wrote on each of ${attempts} attempts; the last changed ${change}`;
+  return `the apply wrote on each of ${attempts} attempts; the last, as it left the object against the object before it: ${change}`;
 }
 
 describe("every object Berth renders is a fixed point of Crossplane's apply", () => {
+  // The objects' controller: a stand-in this file creates. The XR is not created here (Crossplane
+  // would compose it too), and an owner that does not exist would have the garbage collector
+  // delete the objects between the two applies.
   const owner: Obj = { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: `${PREFIX}owner` }, rules: [] };
+  let controller: ComposedController;
   const composed: Composed[] = [];
 
   /** Deletes the stand-in owner and every cluster-scoped object this file composes (a Namespace takes its contents), and waits until they are gone. */
   async function removeEverything(): Promise<void> {
-    const clusterScoped = [owner, ...composed.flatMap((x) => x.objects.map(({ object }) => object)).filter((o) => !o.metadata?.namespace)];
+    const clusterScoped = [owner, ...composed.flatMap((x) => x.objects.map(({ object }) => object as Obj)).filter((o) => !o.metadata?.namespace)];
     for (const o of clusterScoped) await c.delete(o.apiVersion!, o.kind!, o.metadata!.name!);
     await waitFor(`${clusterScoped.map(ref).join(", ")} gone`, async () => (await Promise.all(clusterScoped.map((o) => c.getOf(o)))).every((o) => o === undefined), 180_000, 1000);
   }
@@ -152,7 +125,8 @@ describe("every object Berth renders is a fixed point of Crossplane's apply", ()
     }
     // A run stopped before its afterAll leaves its objects behind: start from none.
     await removeEverything();
-    Object.assign(owner, await c.apply(owner));
+    const live = await c.apply(owner);
+    controller = { apiVersion: owner.apiVersion!, kind: owner.kind!, name: owner.metadata!.name!, uid: live.metadata!.uid! };
   });
 
   afterAll(removeEverything);
@@ -173,13 +147,15 @@ describe("every object Berth renders is a fixed point of Crossplane's apply", ()
   });
 
   it("applied twice with Crossplane's field owner, no object is written the second time", async () => {
-    for (const { fieldOwner, objects } of composed) for (const { object } of objects) await applyAsCrossplane(object, fieldOwner, owner);
+    // Each object as Crossplane sends it: with the metadata its composer adds.
+    const sent = composed.flatMap(({ example, xrName, fieldOwner, objects }) =>
+      objects.map(({ resourceName, object }) => ({ example, resourceName, fieldOwner, object: withComposedMetadata(object, resourceName, xrName, controller) as Obj })),
+    );
+    for (const { object, fieldOwner } of sent) await applyAsCrossplane(object, fieldOwner);
     const written: string[] = [];
-    for (const { example, fieldOwner, objects } of composed) {
-      for (const { resourceName, object } of objects) {
-        const change = await writesOnReapply(object, fieldOwner, owner);
-        if (change) written.push(`${example}: ${resourceName} (${ref(object)}): ${change}`);
-      }
+    for (const { example, resourceName, fieldOwner, object } of sent) {
+      const change = await writesOnReapply(object, fieldOwner);
+      if (change) written.push(`${example}: ${resourceName} (${ref(object)}): ${change}`);
     }
     // What breaks it (tried 2026-12-06): an empty list or map the API server does not keep as
     // applied, e.g. `ingress: []` or `podSelector: { matchLabels: {} }` in a NetworkPolicy, which
