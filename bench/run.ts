@@ -116,7 +116,7 @@ else {
   }
 }
 
-const GO_SDK_VERSION = /^require github\.com\/crossplane\/function-sdk-go (\S+)$/m.exec(readFileSync("bench/go-noop/go.mod", "utf8"))?.[1] ?? "?";
+const GO_SDK_VERSION = /^(?:require |\t)github\.com\/crossplane\/function-sdk-go (\S+)$/m.exec(readFileSync("bench/go-noop/go.mod", "utf8"))?.[1] ?? "?";
 
 // ---- requests -------------------------------------------------------------------------------
 

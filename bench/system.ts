@@ -1,5 +1,6 @@
 // npm run bench:system [-- --n 50,200,1000] [--idle-minutes 10] [--json <file>]
 //                        [--ttl-provisioning 60s] [--ttl-at-rest 15m] [--concurrency 32]
+//                        [--crossplane-steps 1,3 | --no-crossplane-floor]
 //
 // What the whole system pays for Berth, measured as operators meet it: on the local control
 // plane (etcd, kube-apiserver, kube-controller-manager and Crossplane core as processes,
@@ -16,16 +17,20 @@
 //   idle      the same over --idle-minutes with nothing changing, per workspace per hour, and
 //             which composed objects' and XRs' resourceVersions moved and which events were
 //             written (new ones and repeats of old ones), by kind and reason.
-// In the same run, the floor: a fresh control plane without Crossplane where the same converged
-// objects (read back from the cluster) are applied directly with server-side apply, at the same
-// concurrency. Ratios are Berth's figure over the floor's. Needs the control-plane build
-// (npm run controlplane:build) and the upstream CRDs (BERTH_UPSTREAM_CRDS or a download).
+// In the same run, the ladder: the same converged objects (read back from the cluster) made for the
+// same workspaces by cheaper means, each on a fresh control plane: applied directly with
+// server-side apply, at the same concurrency (the floor; ratios are Berth's figure over it), and
+// composed by Crossplane with a function that only returns them (bench/go-noop), in one step and
+// in Berth's three. Needs the control-plane build (npm run controlplane:build), the upstream CRDs
+// (BERTH_UPSTREAM_CRDS or a download) and, for the Crossplane rungs, Go.
 //
 // Counting: RunFunction calls are the function's per-call debug lines ("rendered"), reconciles
 // controller-runtime's controller_runtime_reconcile_total for the XR controllers, API requests
 // the API server's apiserver_request_total, CPU utime+stime from /proc of each process.
 import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { startControlPlane, type ControlPlane } from "../test/conformance/controlplane/controlplane.js";
 import { KubeError, type Kube } from "../test/conformance/controlplane/kube.js";
@@ -45,12 +50,19 @@ const { values: opts } = parseArgs({
     concurrency: { type: "string", default: "32" },
     "ttl-provisioning": { type: "string" },
     "ttl-at-rest": { type: "string" },
+    "no-crossplane-floor": { type: "boolean", default: false },
+    "crossplane-steps": { type: "string", default: "1,3" },
   },
   allowPositionals: false,
 });
 const SIZES = opts.n!.split(",").map(Number);
 const IDLE_MS = Number(opts["idle-minutes"]) * 60_000;
 const CONCURRENCY = Number(opts.concurrency);
+/** Which Crossplane floors to run: 1 (every object in one step), 3 (Berth's creation order). */
+const CROSSPLANE_STEPS = opts["crossplane-steps"]!.split(",").map((s) => {
+  if (s !== "1" && s !== "3") throw new Error(`--crossplane-steps: 1, 3 or 1,3, not ${opts["crossplane-steps"]}`);
+  return Number(s) as 1 | 3;
+});
 /** How long no reconcile may run before the system counts as settled. */
 const QUIET_MS = 60_000;
 /** How long to wait for that before measuring idle anyway. */
@@ -75,17 +87,28 @@ function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / TICKS; // utime, stime (fields 14 and 15)
 }
 
-/** apiserver_request_total by "VERB resource" (subresource appended), e.g. "PATCH jobs/status". */
-function requestsByVerbAndResource(text: string): Record<string, number> {
+/** A counter's samples summed by a key made from their labels (samples whose key is undefined are left out). */
+function countsBy(text: string, metric: string, key: (label: (k: string) => string) => string | undefined): Record<string, number> {
   const out: Record<string, number> = {};
   for (const line of text.split("\n")) {
-    if (!line.startsWith("apiserver_request_total{")) continue;
-    const label = (k: string) => new RegExp(`[{,]${k}="([^"]*)"`).exec(line)?.[1] ?? "";
-    const key = `${label("verb")} ${label("resource")}${label("subresource") ? `/${label("subresource")}` : ""}`;
-    out[key] = (out[key] ?? 0) + Number(line.slice(line.lastIndexOf(" ") + 1));
+    if (!line.startsWith(`${metric}{`)) continue;
+    const k = key((name) => new RegExp(`[{,]${name}="([^"]*)"`).exec(line)?.[1] ?? "");
+    if (k !== undefined) out[k] = (out[k] ?? 0) + Number(line.slice(line.lastIndexOf(" ") + 1));
   }
   return out;
 }
+
+/** apiserver_request_total by "VERB resource" (subresource appended), e.g. "PATCH jobs/status"; server-side applies are "APPLY". */
+const requestsByVerbAndResource = (text: string) =>
+  countsBy(text, "apiserver_request_total", (l) => `${l("verb")} ${l("resource")}${l("subresource") ? `/${l("subresource")}` : ""}`);
+
+/**
+ * Writes that reached etcd, by resource: etcd_requests_total's creates and updates. An apply that
+ * changes nothing never gets there (the API server compares the encoded object before it writes),
+ * so the difference between applies and writes is how many applies were no-ops.
+ */
+const etcdWritesByResource = (text: string) =>
+  countsBy(text, "etcd_requests_total", (l) => (l("operation") === "create" || l("operation") === "update" ? l("resource") || l("type") : undefined));
 
 /** The largest differences between two by-key counts, most first. */
 function topIncreases(a: Record<string, number>, b: Record<string, number>, limit = 12): Record<string, number> {
@@ -107,6 +130,7 @@ interface Sample {
   /** Requests the API server refused with 429 (e.g. while a watch cache re-initializes). */
   apiThrottled: number;
   requestsBy: Record<string, number>;
+  writesBy: Record<string, number>;
   /**
    * XR watches the API server closed because their client fell behind (apiserver_terminated_watchers_total),
    * and XR writes it refused as conflicts (409: written from a stale cache). After a closed watch the
@@ -136,7 +160,14 @@ function lifecycleRuns(log: string): LifecycleRun[] {
 /** A metric sample's labels name one of Berth's workspace XR resources. */
 const isWorkspaceXR = (l: string) => /resource="(developer|execution)workspaces"/.test(l);
 
-async function sample(cp: ControlPlane, functionLog: string | undefined): Promise<Sample> {
+/** Which lines of a function's log are one RunFunction call for a workspace. */
+type CallLine = (line: string) => boolean;
+/** Berth's per-call debug line. */
+const berthCall: CallLine = (l) => l.includes('"msg":"rendered"') && /(Developer|Execution)Workspace /.test(l);
+/** bench/go-noop's line in its --compose-from mode. */
+const floorCall: CallLine = (l) => l.startsWith("composed sys-");
+
+async function sample(cp: ControlPlane, functionLog: string | undefined, isCall: CallLine = berthCall): Promise<Sample> {
   const pids = cp.pids();
   const cpu = Object.fromEntries(Object.entries(COMPONENTS).map(([k, name]) => [k, pids[name] ? cpuSeconds(pids[name]!) : 0])) as Record<Component, number>;
   const metrics = (await cp.kube.raw("GET", "/metrics")).body as unknown;
@@ -144,6 +175,7 @@ async function sample(cp: ControlPlane, functionLog: string | undefined): Promis
   const apiRequests = sumSamples(text, "apiserver_request_total");
   const apiThrottled = sumSamples(text, "apiserver_request_total", (l) => l.includes('code="429"'));
   const requestsBy = requestsByVerbAndResource(text);
+  const writesBy = etcdWritesByResource(text);
   const xrWatchesClosed = sumSamples(text, "apiserver_terminated_watchers_total", isWorkspaceXR);
   const xrConflicts = sumSamples(text, "apiserver_request_total", (l) => l.includes('code="409"') && isWorkspaceXR(l));
   let reconciles = 0;
@@ -156,8 +188,8 @@ async function sample(cp: ControlPlane, functionLog: string | undefined): Promis
     watchEventsDropped = sumSamples(text, "circuit_breaker_events_total", (l) => l.includes('result="Dropped"'));
   }
   const log = functionLog ? readFileSync(functionLog, "utf8") : "";
-  const calls = log.split("\n").filter((l) => l.includes('"msg":"rendered"') && /(Developer|Execution)Workspace /.test(l)).length;
-  return { at: Date.now(), cpu, calls, reconciles, apiRequests, apiThrottled, requestsBy, xrWatchesClosed, xrConflicts, circuitOpens, watchEventsDropped, lifecycleRuns: lifecycleRuns(log) };
+  const calls = log.split("\n").filter(isCall).length;
+  return { at: Date.now(), cpu, calls, reconciles, apiRequests, apiThrottled, requestsBy, writesBy, xrWatchesClosed, xrConflicts, circuitOpens, watchEventsDropped, lifecycleRuns: lifecycleRuns(log) };
 }
 
 const delta = (a: Sample, b: Sample) => ({
@@ -170,7 +202,20 @@ const delta = (a: Sample, b: Sample) => ({
   xrWatchesClosed: b.xrWatchesClosed - a.xrWatchesClosed,
   xrConflicts: b.xrConflicts - a.xrConflicts,
   requestsBy: topIncreases(a.requestsBy, b.requestsBy),
+  applies: increases(a.requestsBy, b.requestsBy, (k) => k.startsWith("APPLY ") ? k.slice("APPLY ".length) : undefined),
+  writes: increases(a.writesBy, b.writesBy, (k) => k),
 });
+
+/** Every increase between two by-key counts, re-keyed (keys mapped to undefined are left out). */
+function increases(a: Record<string, number>, b: Record<string, number>, rekey: (k: string) => string | undefined): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [k, v] of Object.entries(b)) {
+    const key = rekey(k);
+    const d = v - (a[k] ?? 0);
+    if (key !== undefined && d > 0) out[key] = (out[key] ?? 0) + d;
+  }
+  return out;
+}
 
 function workspaces(n: number): Obj[] {
   const dev = loadOne("examples/developerworkspace-ephemeral.yaml");
@@ -336,6 +381,8 @@ function manifest(o: Obj): Obj {
 interface Result {
   n: number;
   workspaces: number;
+  /** The same burst composed four ways, cheapest first: see Ladder. */
+  ladder: Ladder;
   converge_synced_s: number;
   converge_s: number;
   floor_s: number;
@@ -387,6 +434,159 @@ interface Result {
   idle_lifecycle_run_workspaces: number | null;
 }
 
+/**
+ * One rung of the ladder: one way of making the same objects for the same workspaces, measured
+ * over the burst: from the first create until every XR is Synced and references all its objects
+ * (Crossplane references an object before it applies it, and an XR whose apply failed is not
+ * Synced), plus 5 s for the last reconciles. Per-workspace figures divide by the workspaces
+ * created in the burst.
+ */
+interface Rung {
+  converge_s: number;
+  cpu_s: Record<Component, number>;
+  api_requests: number;
+  /** null where there is no function or no Crossplane (the direct floor). */
+  calls_per_workspace: number | null;
+  reconciles_per_workspace: number | null;
+  /** Server-side applies (apiserver_request_total verb APPLY) per workspace, by resource. */
+  applies_per_workspace: Record<string, number>;
+  /** Of all requests, the creates and updates that reached etcd per workspace, by resource: an apply that wrote nothing is not one. */
+  writes_per_workspace: Record<string, number>;
+}
+
+/**
+ * The burst, composed four ways on fresh control planes of the same build, so that each figure
+ * says whose it is:
+ *   direct              the converged objects server-side-applied by a client, Namespaces first: no Crossplane;
+ *   crossplane          Crossplane and a function (bench/go-noop, function-sdk-go) that returns the
+ *                       same objects, all at once and each ready: what Crossplane itself costs;
+ *   crossplane_3_steps  the same in Berth's creation order (Namespace, boundary, workload);
+ *   berth               Berth.
+ */
+interface Ladder {
+  direct: Rung;
+  crossplane?: Rung;
+  crossplane_3_steps?: Rung;
+  berth: Rung;
+}
+
+function rungOf(seconds: number, d: ReturnType<typeof delta>, workspaces: number): Rung {
+  const perWorkspace = (r: Record<string, number>) => Object.fromEntries(Object.entries(r).sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, v / workspaces]));
+  const crossplane = d.reconciles > 0;
+  return {
+    converge_s: seconds,
+    cpu_s: d.cpu,
+    api_requests: d.apiRequests,
+    calls_per_workspace: crossplane ? d.calls / workspaces : null,
+    reconciles_per_workspace: crossplane ? d.reconciles / workspaces : null,
+    applies_per_workspace: perWorkspace(d.applies),
+    writes_per_workspace: perWorkspace(d.writes),
+  };
+}
+
+/** The example WorkspaceProfile and ExecutionWorkspaceClass, composed in every Crossplane rung. */
+const PROFILE_AND_CLASS = [loadOne("examples/profile.yaml"), loadOne("examples/class-sandbox.yaml")];
+
+/** The composed objects of these XRs, keyed kind/namespace/name. */
+async function composedBy(kube: Kube, xrs: Obj[]): Promise<Map<string, Obj>> {
+  const out = new Map<string, Obj>();
+  for (const x of xrs) {
+    const xr = await kube.get(x.apiVersion!, x.kind!, x.metadata!.name!);
+    for (const r of xr?.spec?.crossplane?.resourceRefs ?? []) {
+      const o = await kube.get(r.apiVersion, r.kind, r.name, r.namespace);
+      if (o) out.set(`${r.kind}/${r.namespace ?? ""}/${r.name}`, o);
+    }
+  }
+  return out;
+}
+
+/** Composition resource names of the objects that run code: the step Berth creates last (workloadLast). */
+const WORKLOAD_RESOURCES = new Set(["workload", "runtime", "runtime-pool", "runtime-template"]);
+
+/**
+ * bench/go-noop's --compose-from file: each XR's converged objects as manifests, with the
+ * composition resource name Berth gave each and its creation step (1 cluster-scoped, 2 the
+ * boundary, 3 the workload).
+ */
+function writeComposeFile(n: number, objects: Obj[]): string {
+  const byXR: Record<string, { name: string; step: number; resource: Obj }[]> = {};
+  for (const o of objects) {
+    const xr = o.metadata?.labels?.["crossplane.io/composite"];
+    const name = o.metadata?.annotations?.["crossplane.io/composition-resource-name"];
+    if (!xr || !name) throw new Error(`${o.kind} ${o.metadata?.name}: no crossplane.io/composite label or composition-resource-name annotation`);
+    const step = o.metadata?.namespace === undefined ? 1 : WORKLOAD_RESOURCES.has(name) ? 3 : 2;
+    (byXR[xr] ??= []).push({ name, step, resource: manifest(o) });
+  }
+  const file = join(tmpdir(), `berth-bench-system-compose-${process.pid}-n${n}.json`);
+  writeFileSync(file, JSON.stringify(byXR));
+  return file;
+}
+
+/**
+ * A Crossplane rung: a fresh control plane with Berth installed as an operator installs it, but
+ * with bench/go-noop serving under the function's name, composing `composeFile` in `steps`
+ * steps; then the same two reference workspaces and the same burst as Berth's.
+ */
+async function crossplaneFloor(n: number, steps: 1 | 3, composeFile: string, docs: Obj[], want: Record<string, number>): Promise<Rung> {
+  const label = `N=${n} crossplane floor, ${steps} step${steps === 1 ? "" : "s"}`;
+  const cp = await startControlPlane({ log: () => {} });
+  try {
+    const fn = await cp.startFunction({ name: installedFunction().name, command: GO_FLOOR_BIN!, args: ["--compose-from", composeFile, "--steps", String(steps), "--metrics-address", "127.0.0.1:0"] });
+    const c = new Cluster(cp.kubeconfig);
+    await installBerth(c, () => {});
+    await applyExampleCluster(c);
+    await applyExampleProfileAndClass(c, (cls) => (cls.spec.lifecycle.idleTimeoutMinutes = 1440));
+    for (const d of docs.slice(0, 2)) {
+      await c.apply(d);
+      const got = await expectedRefs(cp.kube, d.kind!, d.metadata!.name!);
+      if (got !== want[d.kind!]) throw new Error(`${label}: ${d.kind} ${d.metadata!.name} composes ${got} objects, Berth's ${want[d.kind!]}`);
+    }
+    const b = await runBurst(cp, c, docs.slice(2), want, fn.logFile, floorCall, label);
+    const d = delta(b.before, b.converged);
+    const seconds = (Math.max(b.syncedAt, b.appliedAt) - b.t0) / 1000;
+    say(`${label}: every XR Synced with all its objects in ${seconds.toFixed(1)} s (all objects referenced in ${((b.appliedAt - b.t0) / 1000).toFixed(1)} s); ${d.calls} calls, ${d.reconciles} reconciles, ${d.apiRequests} API requests`);
+    return rungOf(seconds, d, docs.length - 2);
+  } finally {
+    await cp.stop();
+  }
+}
+
+interface Burst {
+  t0: number;
+  syncedAt: number;
+  appliedAt: number;
+  before: Sample;
+  converged: Sample;
+}
+
+/** Creates the documents at once and waits until every XR is Synced and has all its objects (`want`, by kind). */
+async function runBurst(cp: ControlPlane, c: Cluster, docs: Obj[], want: Record<string, number>, functionLog: string, isCall: CallLine, label: string): Promise<Burst> {
+  const total = docs.length + 2;
+  const before = await sample(cp, functionLog, isCall);
+  const t0 = Date.now();
+  await pool(docs, CONCURRENCY, (d) => c.apply(d));
+  let syncedAt = 0;
+  let appliedAt = 0;
+  let progressAt = t0;
+  for (;;) {
+    const s = await xrStates(cp.kube, want);
+    if (!syncedAt && s.synced >= total) syncedAt = Date.now();
+    if (!appliedAt && s.applied >= total) appliedAt = Date.now();
+    if (syncedAt && appliedAt) break;
+    if (Date.now() - t0 > 30 * 60_000) throw new Error(`${label}: not converged after 30 min (${JSON.stringify({ synced: s.synced, applied: s.applied, ready: s.ready })})`);
+    // A large burst takes minutes: say how far it has got, and what the API server refused.
+    if (Date.now() - progressAt >= 60_000) {
+      progressAt = Date.now();
+      const now = await sample(cp, functionLog, isCall);
+      say(`${label}: ${((progressAt - t0) / 1000).toFixed(0)} s: ${s.synced} of ${total} Synced, ${s.applied} with all their objects; ${now.calls - before.calls} calls, ${now.reconciles - before.reconciles} reconciles, ${now.apiThrottled - before.apiThrottled} requests refused with 429, ${now.xrWatchesClosed - before.xrWatchesClosed} XR watches closed; short of objects: ${[...s.behind].map(([k, v]) => `${k} ×${v}`).join(", ") || "none"}`);
+    }
+    await sleep(pollMs(total));
+  }
+  // Let the last reconciles finish before reading the counters (no new work arrives).
+  await sleep(5_000);
+  return { t0, syncedAt, appliedAt, before, converged: await sample(cp, functionLog, isCall) };
+}
+
 async function measure(n: number): Promise<Result> {
   const total = 2 * n;
   say(`N=${n}: ${n} DeveloperWorkspaces and ${n} ExecutionWorkspaces`);
@@ -410,29 +610,7 @@ async function measure(n: number): Promise<Result> {
     }
     say(`N=${n}: a converged DeveloperWorkspace composes ${want.DeveloperWorkspace} objects, an ExecutionWorkspace ${want.ExecutionWorkspace}`);
 
-    const before = await sample(cp, fn.logFile);
-    const t0 = Date.now();
-    await pool(docs.slice(2), CONCURRENCY, (d) => c.apply(d));
-    let syncedAt = 0;
-    let appliedAt = 0;
-    let progressAt = t0;
-    for (;;) {
-      const s = await xrStates(cp.kube, want);
-      if (!syncedAt && s.synced >= total) syncedAt = Date.now();
-      if (!appliedAt && s.applied >= total) appliedAt = Date.now();
-      if (syncedAt && appliedAt) break;
-      if (Date.now() - t0 > 30 * 60_000) throw new Error(`N=${n}: not converged after 30 min (${JSON.stringify({ synced: s.synced, applied: s.applied, ready: s.ready })})`);
-      // A large burst takes minutes: say how far it has got, and what the API server refused.
-      if (Date.now() - progressAt >= 60_000) {
-        progressAt = Date.now();
-        const now = await sample(cp, fn.logFile);
-        say(`N=${n}: ${((progressAt - t0) / 1000).toFixed(0)} s: ${s.synced} of ${total} Synced, ${s.applied} with all their objects; ${now.calls - before.calls} calls, ${now.reconciles - before.reconciles} reconciles, ${now.apiThrottled - before.apiThrottled} requests refused with 429, ${now.xrWatchesClosed - before.xrWatchesClosed} XR watches closed; short of objects: ${[...s.behind].map(([k, v]) => `${k} ×${v}`).join(", ") || "none"}`);
-      }
-      await sleep(pollMs(total));
-    }
-    // Let the last reconciles finish before reading the counters (no new work arrives).
-    await sleep(5_000);
-    const converged = await sample(cp, fn.logFile);
+    const { t0, syncedAt, appliedAt, before, converged } = await runBurst(cp, c, docs.slice(2), want, fn.logFile, berthCall, `N=${n}`);
     const burst = delta(before, converged);
     const xrSize = await xrSizes(cp.kube);
     const pids = cp.pids();
@@ -491,6 +669,7 @@ async function measure(n: number): Promise<Result> {
     const events = eventsWritten(events0, await eventCounts(cp.kube));
     const perHour = (x: number) => (IDLE_MS > 0 ? (x / total) * (3_600_000 / (idle1.at - idle0.at)) : 0);
     const sum = (r: Record<string, number>) => Object.values(r).reduce((a, b) => a + b, 0);
+    const profileAndClass = await composedBy(cp.kube, PROFILE_AND_CLASS);
     await cp.stop();
 
     // The floor: the same objects applied directly, Namespaces first, on a control plane with no Crossplane.
@@ -511,10 +690,19 @@ async function measure(n: number): Promise<Result> {
     await floorCp.stop();
     floorCp = undefined;
 
+    // The Crossplane floors: the same XRs composed by a function that returns these objects and computes nothing.
+    const ladder: Ladder = { direct: rungOf(floorS, floor, total), berth: rungOf((Math.max(syncedAt, appliedAt) - t0) / 1000, burst, total - 2) };
+    if (GO_FLOOR_BIN) {
+      const composeFile = writeComposeFile(n, [...objects.values(), ...profileAndClass.values()]);
+      for (const steps of CROSSPLANE_STEPS) ladder[steps === 1 ? "crossplane" : "crossplane_3_steps"] = await crossplaneFloor(n, steps, composeFile, docs, want);
+    }
+    say(`N=${n}: ladder ${Object.entries(ladder).map(([k, r]) => `${k} ${r.converge_s.toFixed(1)} s`).join(", ")}`);
+
     const convergeS = (appliedAt - t0) / 1000;
     return {
       n,
       workspaces: total,
+      ladder,
       converge_synced_s: (syncedAt - t0) / 1000,
       converge_s: convergeS,
       floor_s: floorS,
@@ -567,11 +755,27 @@ async function measure(n: number): Promise<Result> {
 
 const f = (x: number, d = 1) => x.toFixed(d);
 const top = (r: Record<string, number>) => Object.entries(r).slice(0, 6).map(([k, v]) => `${k} ${v}`).join(", ") || "none";
+/** The ladder, one line per rung and one for its applies and writes, each rung's time also as a ratio to the direct floor's and the Crossplane floor's. */
+function ladderLines(l: Ladder): string[] {
+  const sum = (x: Record<string, number>) => Object.values(x).reduce((a, b) => a + b, 0);
+  const byResource = (x: Record<string, number>) => Object.entries(x).slice(0, 6).map(([k, v]) => `${k} ${f(v, 2)}`).join(", ") || "none";
+  const lines = ["  ladder (the same objects for the same workspaces; ratios to direct / to crossplane):"];
+  for (const [name, r] of Object.entries(l) as [string, Rung][]) {
+    const ratio = (floor?: Rung) => (floor ? `${f(r.converge_s / floor.converge_s, 2)}x` : "-");
+    lines.push(
+      `    ${name.padEnd(18)} ${f(r.converge_s).padStart(6)} s (${ratio(l.direct)} / ${ratio(l.crossplane)}); CPU s API server ${f(r.cpu_s.apiserver)}, etcd ${f(r.cpu_s.etcd)}, Crossplane ${f(r.cpu_s.crossplane)}, function ${f(r.cpu_s.function)}; per workspace ${r.calls_per_workspace === null ? "no" : f(r.calls_per_workspace, 2)} calls, ${r.reconciles_per_workspace === null ? "no" : f(r.reconciles_per_workspace, 2)} reconciles, ${f(sum(r.applies_per_workspace), 1)} applies, ${f(sum(r.writes_per_workspace), 1)} writes`,
+      `    ${"".padEnd(18)} applies: ${byResource(r.applies_per_workspace)}; writes: ${byResource(r.writes_per_workspace)}`,
+    );
+  }
+  return lines;
+}
+
 function print(r: Result): void {
   const cpu = (k: Component) => `${k} ${f(r.cpu_s[k])} s (peak ${f(r.peak_rss_mb[k], 0)} MB)`;
   process.stdout.write(
     [
       `N=${r.n} (${r.workspaces} workspaces, created at once)`,
+      ...ladderLines(r.ladder),
       `  converge: all Synced ${f(r.converge_synced_s)} s, all objects ${f(r.converge_s)} s; floor (direct server-side apply) ${f(r.floor_s)} s; ratio ${f(r.converge_ratio, 2)}x`,
       `  API server CPU ${f(r.apiserver_cpu_s)} s vs floor ${f(r.floor_apiserver_cpu_s)} s: ${f(r.apiserver_cpu_ratio, 2)}x; API requests ${r.api_requests} (${r.api_requests_throttled} refused with 429) vs ${r.floor_api_requests}`,
       `  XRs: the API server closed ${r.xr_watches_closed} XR watches as unresponsive and refused ${r.xr_conflicts} XR writes as conflicts (stale cache); one XR ${f(r.xr_bytes / 1024)} KB, ${f(r.xr_managed_fields_bytes / 1024)} KB of it managedFields`,
@@ -590,6 +794,8 @@ function print(r: Result): void {
 }
 
 const results: Result[] = [];
+/** The Crossplane floors' function (bench/go-noop), built once, or undefined with --no-crossplane-floor. */
+const GO_FLOOR_BIN = opts["no-crossplane-floor"] ? undefined : /^GO_FLOOR_BIN=(.+)$/m.exec(execFileSync("bash", ["bench/go-noop/build.sh"], { cwd: REPO, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] }))![1];
 say(`machine: ${execFileSync("nproc", { encoding: "utf8" }).trim()} cores; sizes ${SIZES.join(", ")}; idle ${IDLE_MS / 60_000} min; concurrency ${CONCURRENCY}; response TTL ${TTLS.provisioning} s provisioning, ${TTLS.atRest} s at rest`);
 execFileSync("npm", ["run", "-s", "bundle"], { cwd: REPO, stdio: "inherit" });
 for (const n of SIZES) {

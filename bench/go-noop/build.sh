@@ -13,7 +13,7 @@ force=0
 [ "${1:-}" = "--force" ] && force=1
 
 command -v go >/dev/null || { echo "build.sh: go not found in PATH" >&2; exit 1; }
-sdk="$(sed -n 's/^require github.com\/crossplane\/function-sdk-go \(v[^ ]*\)$/\1/p' "$here/go.mod")"
+sdk="$(sed -n 's/^\(require \|\t\)github.com\/crossplane\/function-sdk-go \(v[^ ]*\)$/\2/p' "$here/go.mod")"
 [ -n "$sdk" ] || { echo "build.sh: $here/go.mod does not pin github.com/crossplane/function-sdk-go" >&2; exit 1; }
 sources="$(cat "$here/go.mod" "$here/go.sum" "$here/main.go" | sha256sum | cut -c1-12)"
 bin="${BERTH_CACHE:-$HOME/.cache/berth}/bench/bin/go-noop-sdk-$sdk-$sources-$(go env GOVERSION)"

@@ -2,7 +2,10 @@ module berth.dev/bench/go-noop
 
 go 1.25.0
 
-require github.com/crossplane/function-sdk-go v0.6.0
+require (
+	github.com/crossplane/function-sdk-go v0.6.0
+	google.golang.org/protobuf v1.36.11
+)
 
 require (
 	dario.cat/mergo v1.0.2 // indirect
@@ -67,7 +70,6 @@ require (
 	golang.org/x/tools v0.41.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260203192932-546029d2fa20 // indirect
 	google.golang.org/grpc v1.78.0 // indirect
-	google.golang.org/protobuf v1.36.11 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	gopkg.in/yaml.v2 v2.4.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
