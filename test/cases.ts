@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { Ready, type ResourceSelector, type RunFunctionRequest, type RunFunctionResponse, Severity } from "@crossplane-org/function-sdk-typescript";
 import { parse } from "yaml";
 import type { KubeObject } from "../functions/berth/model.js";
-import { ALL_REQUIRED, EPHEMERAL, edited, existingBoundary, existingNamespace, PERSISTENT, PROFILE, REVIEW, request, STORAGE_CLASS } from "./fixtures.js";
+import { ALL_REQUIRED, boundaryAsRequired, EPHEMERAL, edited, existingBoundary, existingNamespace, PERSISTENT, PROFILE, REVIEW, request, STORAGE_CLASS } from "./fixtures.js";
 
 /**
  * The table of whole requests and whole expected responses, shared by the in-process tests
@@ -336,6 +336,22 @@ export const CASES: Case[] = [
     reason:
       "Rule 5: the Job is not created in the same pass as the NetworkPolicies, quota and ServiceAccount that bound it (Crossplane applies a pass in no set order, so its pod could start unbounded, or with egress denied to its checkout); it follows once they all exist.",
     req: request(EPHEMERAL, { required: ALL_REQUIRED, observed: { namespace: existingNamespace(EPHEMERAL) } }),
+    want: { golden: "ephemeral-boundary-first" },
+  },
+  {
+    name: "WorkloadFollowsItsBoundaryFoundAsRequired",
+    reason:
+      "Rule 5, under load: every boundary object exists but the reconcile does not observe them as composed (Crossplane reads composed objects through its cached XR's resourceRefs, which lag when the API server closes that watch). Fetched as required resources they count, and the Job is created instead of waiting another reconcile.",
+    req: request(EPHEMERAL, { required: { ...ALL_REQUIRED, ...boundaryAsRequired(EPHEMERAL, ALL_REQUIRED) }, observed: { namespace: existingNamespace(EPHEMERAL) } }),
+    want: { golden: "ephemeral-boundary-found-as-required" },
+  },
+  {
+    name: "WorkloadWaitsWhileOneBoundaryObjectIsMissing",
+    reason: "Rule 5: with default-deny neither observed nor found, the Job waits, exactly as when none of its boundary exists.",
+    req: request(EPHEMERAL, {
+      required: { ...ALL_REQUIRED, ...boundaryAsRequired(EPHEMERAL, ALL_REQUIRED, ["network-policy-default-deny"]) },
+      observed: { namespace: existingNamespace(EPHEMERAL) },
+    }),
     want: { golden: "ephemeral-boundary-first" },
   },
   {

@@ -108,3 +108,14 @@ export function existingBoundary(workspace: KubeObject, requiredResources: Recor
   const previous = runFunction(request(workspace, { required: requiredResources, observed: { namespace } }));
   return { ...asObserved(previous), namespace };
 }
+
+/**
+ * The same boundary as Crossplane fetches it when the workspace asks for it as required
+ * resources (namespace-profile.ts, boundaryLookups), under the keys the function asks for: how a
+ * reconcile sees it when its cached XR's resourceRefs lag behind. `missing` names composition
+ * resources to leave out, as not created yet.
+ */
+export function boundaryAsRequired(workspace: KubeObject, requiredResources: Record<string, KubeObject[]>, missing: string[] = []): Record<string, KubeObject[]> {
+  const { namespace: _, ...boundary } = existingBoundary(workspace, requiredResources);
+  return Object.fromEntries(Object.entries(boundary).map(([name, o]) => [`boundary-${name}`, missing.includes(name) ? [] : [o]]));
+}

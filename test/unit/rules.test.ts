@@ -3,7 +3,10 @@
 // fails here whatever the golden files say.
 import { describe, expect, it } from "vitest";
 import type { KubeObject } from "../../functions/berth/model.js";
-import { ALL_REQUIRED, EW_SANDBOX, EW_SUBSTRATE, EXAMPLE_WORKSPACES, PROFILE, SANDBOX_REQUIRED, SUBSTRATE_REQUIRED, edited } from "../fixtures.js";
+import type { RunFunctionResponse } from "@crossplane-org/function-sdk-typescript";
+import { runFunction } from "../../functions/berth/function.js";
+import { asObserved } from "../../functions/berth/local-render.js";
+import { ALL_REQUIRED, boundaryAsRequired, EW_SANDBOX, EW_SUBSTRATE, EXAMPLE_WORKSPACES, edited, existingNamespace, PROFILE, request, SANDBOX_REQUIRED, SUBSTRATE_REQUIRED } from "../fixtures.js";
 import { allContainers, ofKind, podSpec, renderObjects, renderReconciles } from "../rendered.js";
 
 const examples = Object.entries(EXAMPLE_WORKSPACES);
@@ -127,6 +130,29 @@ describe("rule 5: no ambient authority", () => {
         }
       }
       expect(created, "the workload is created at all").toBe(true);
+    },
+  );
+
+  it.each([...examples, ["sandbox", EW_SANDBOX] as const, ["substrate", EW_SUBSTRATE] as const])(
+    "%s: a boundary Crossplane fetched counts as existing, every object of it, and is asked for only while the workload waits",
+    (_, workspace) => {
+      const required = workspace.kind === "ExecutionWorkspace" ? (workspace === EW_SUBSTRATE ? SUBSTRATE_REQUIRED : SANDBOX_REQUIRED) : ALL_REQUIRED;
+      const runsCode = (o: KubeObject) => ["Job", "Sandbox", "WorkerPool", "ActorTemplate"].includes(o.kind);
+      const boundaryAsked = (rsp: RunFunctionResponse) => Object.keys(rsp.requirements?.resources ?? {}).filter((k) => k.startsWith("boundary-")).sort();
+      const namespace = existingNamespace(workspace);
+      const found = boundaryAsRequired(workspace, required);
+      const render = (extra: Record<string, KubeObject[]>, observed: Record<string, KubeObject>) => runFunction(request(workspace, { required: { ...required, ...extra }, observed }));
+
+      expect(boundaryAsked(render({}, {})), "before the Namespace exists").toEqual([]);
+      expect(boundaryAsked(render({}, { namespace })), "once it exists").toEqual(Object.keys(found).sort());
+      expect(Object.keys(found).length).toBeGreaterThanOrEqual(6);
+      expect(Object.values(asObserved(render(found, { namespace }))).filter(runsCode), "all found").not.toEqual([]);
+      for (const key of Object.keys(found)) {
+        const name = key.slice("boundary-".length);
+        const held = asObserved(render(boundaryAsRequired(workspace, required, [name]), { namespace }));
+        expect(Object.values(held).filter(runsCode), `${name} missing`).toEqual([]);
+      }
+      expect(boundaryAsked(render({}, renderObjects(workspace, required))), "once the workload exists").toEqual([]);
     },
   );
 });

@@ -96,7 +96,7 @@ export const renderDeveloperWorkspace: CompositeRenderer = (observed): Verdict =
     if (kept.warning) warnings.push(kept.warning);
   }
 
-  const resources = withReadiness(inCreationOrder(objects, observed.resources, namespaceNow, ["workload"]), observed.resources);
+  const resources = withReadiness(inCreationOrder(objects, observed.resources, required, namespaceNow, ["workload"]), observed.resources);
   const now = health(observed, unready(resources), observedWorkload, outcome);
   const status: DeveloperWorkspaceStatus = {
     ...baseStatus,

@@ -328,7 +328,7 @@ export const renderExecutionWorkspace: CompositeRenderer = (observed): Verdict =
     Object.assign(objects, renderSubstrate(namespaceProfile, cls.spec.agentSubstrate!, runtime, env));
   }
 
-  const resources: Record<string, DesiredResource> = withReadiness(inCreationOrder(objects, observed.resources, namespaceNow, RUNTIME_OBJECTS), observed.resources);
+  const resources: Record<string, DesiredResource> = withReadiness(inCreationOrder(objects, observed.resources, required, namespaceNow, RUNTIME_OBJECTS), observed.resources);
   // A suspended sandbox is converged when it is stopped, not when it is running.
   if (resources.runtime && desiredState === "Suspended") resources.runtime.ready = sandboxStopped(observed.resources.runtime);
   const notReady = unready(resources);

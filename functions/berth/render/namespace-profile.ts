@@ -37,9 +37,13 @@ export function renderNamespaceProfile(p: NamespaceProfile): Record<string, Kube
  * A Namespace being deleted does not count: nothing can be created in it.
  */
 export function namespaceFirst(objects: Record<string, KubeObject>, observed: Record<string, KubeObject>, required: Lookup): Record<string, KubeObject> {
-  if (observed.namespace !== undefined) return objects;
-  if (required.state === "found" && required.object.metadata?.deletionTimestamp === undefined) return objects;
+  if (namespaceExists(observed, required)) return objects;
   return Object.fromEntries(Object.entries(objects).filter(([name, o]) => o.metadata?.namespace === undefined || observed[name] !== undefined));
+}
+
+/** The workspace's Namespace exists: observed as composed, or fetched and not being deleted. */
+function namespaceExists(observed: Record<string, KubeObject>, required: Lookup): boolean {
+  return observed.namespace !== undefined || (required.state === "found" && required.object.metadata?.deletionTimestamp === undefined);
 }
 
 /**
@@ -49,21 +53,61 @@ export function namespaceFirst(objects: Record<string, KubeObject>, observed: Re
  * NetworkPolicy, its egress allowances, its ResourceQuota or its ServiceAccount exist: for that
  * moment the pod is unbounded (rule 5), or the network plugin denies it the egress its checkout
  * needs and the run fails. So the workload objects (`workload`, by composition resource name)
- * that do not exist yet are wanted only once every other namespaced object is observed; one
- * that exists is never dropped. Observed, not fetched: the boundary's existence is what matters,
- * and Crossplane reports it for every composed object with no extra request.
+ * that do not exist yet are wanted only once every other namespaced object exists; one that
+ * exists is never dropped.
+ *
+ * An object exists when it is observed as composed, or when Crossplane fetched it as a
+ * required resource (`boundaryLookups`). The second matters under load, as for the Namespace:
+ * Crossplane observes composed resources through the XR's resourceRefs in its cache of XRs, and
+ * when that cache lags (the API server closes a watch it cannot keep fed), a reconcile sees the
+ * boundary it created itself as missing and holds the workload back again, reconcile after
+ * reconcile; Crossplane's caches of the composed kinds keep up.
  */
-export function workloadLast(objects: Record<string, KubeObject>, observed: Record<string, KubeObject>, workload: readonly string[]): Record<string, KubeObject> {
-  const boundaryMissing = Object.entries(objects).some(([name, o]) => !workload.includes(name) && o.metadata?.namespace !== undefined && observed[name] === undefined);
+export function workloadLast(objects: Record<string, KubeObject>, observed: Record<string, KubeObject>, workload: readonly string[], boundary: Record<string, Lookup>): Record<string, KubeObject> {
+  const exists = (name: string) => observed[name] !== undefined || boundary[name]?.state === "found";
+  const boundaryMissing = Object.entries(objects).some(([name, o]) => !workload.includes(name) && o.metadata?.namespace !== undefined && !exists(name));
   if (!boundaryMissing) return objects;
   return Object.fromEntries(Object.entries(objects).filter(([name]) => !workload.includes(name) || observed[name] !== undefined));
 }
 
 /**
+ * Every boundary object (namespaced, not `workload`) as a required resource, keyed by its
+ * composition resource name, while it matters: once the workspace's Namespace exists (before,
+ * none can exist) and until every workload object exists (after, nothing waits for the
+ * boundary). Asked on every call in between, observed or not, so that the set of requirements
+ * stays the same from one reconcile to the next and Crossplane seeds each call with it: the set
+ * changes twice in a workspace's life, each time costing one more call.
+ */
+function boundaryLookups(
+  required: RequiredResources,
+  objects: Record<string, KubeObject>,
+  observed: Record<string, KubeObject>,
+  workload: readonly string[],
+  namespaceExists: boolean,
+): Record<string, Lookup> {
+  const waiting = Object.keys(objects).some((name) => workload.includes(name) && observed[name] === undefined);
+  if (!namespaceExists || !waiting) return {};
+  const out: Record<string, Lookup> = {};
+  for (const [name, o] of Object.entries(objects)) {
+    const namespace = o.metadata?.namespace;
+    if (workload.includes(name) || namespace === undefined) continue;
+    out[name] = required.get(`boundary-${name}`, { apiVersion: o.apiVersion, kind: o.kind, name: o.metadata!.name!, namespace });
+  }
+  return out;
+}
+
+/**
  * The order a workspace's objects are created in: its Namespace first, its workload last.
  */
-export function inCreationOrder(objects: Record<string, KubeObject>, observed: Record<string, KubeObject>, namespace: Lookup, workload: readonly string[]): Record<string, KubeObject> {
-  return namespaceFirst(workloadLast(objects, observed, workload), observed, namespace);
+export function inCreationOrder(
+  objects: Record<string, KubeObject>,
+  observed: Record<string, KubeObject>,
+  required: RequiredResources,
+  namespace: Lookup,
+  workload: readonly string[],
+): Record<string, KubeObject> {
+  const boundary = boundaryLookups(required, objects, observed, workload, namespaceExists(observed, namespace));
+  return namespaceFirst(workloadLast(objects, observed, workload, boundary), observed, namespace);
 }
 
 /**
