@@ -28,7 +28,7 @@
 // controller-runtime's controller_runtime_reconcile_total for the XR controllers, API requests
 // the API server's apiserver_request_total, CPU utime+stime from /proc of each process.
 import { execFileSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -721,7 +721,11 @@ async function measure(n: number): Promise<Result> {
     const ladder: Ladder = { direct: rungOf(floorS, floor, total), berth: rungOf((Math.max(syncedAt, appliedAt) - t0) / 1000, burst, total - 2, workspaceSeconds) };
     if (GO_FLOOR_BIN) {
       const composeFile = writeComposeFile(n, [...objects.values(), ...profileAndClass.values()]);
-      for (const steps of CROSSPLANE_STEPS) ladder[steps === 1 ? "crossplane" : "crossplane_3_steps"] = await crossplaneFloor(n, steps, composeFile, docs, want);
+      try {
+        for (const steps of CROSSPLANE_STEPS) ladder[steps === 1 ? "crossplane" : "crossplane_3_steps"] = await crossplaneFloor(n, steps, composeFile, docs, want);
+      } finally {
+        rmSync(composeFile, { force: true });
+      }
     }
     say(`N=${n}: ladder ${Object.entries(ladder).map(([k, r]) => `${k} ${r.converge_s.toFixed(1)} s`).join(", ")}`);
 

@@ -58,6 +58,8 @@ async function applyAsCrossplane(o: Obj, fieldOwner: string): Promise<Obj> {
 
 interface Composed {
   example: string;
+  /** The renamed document the objects were rendered from. */
+  document: Obj;
   /** The XR's name: Crossplane labels each object with it and derives its field owner from it. */
   xrName: string;
   fieldOwner: string;
@@ -74,7 +76,7 @@ async function composedByExample(example: (typeof RENDER_EXAMPLES)[number]): Pro
   const xrName = document.metadata!.name!;
   const objects = Object.entries(asObserved(response)).map(([resourceName, object]) => ({ resourceName, object }));
   objects.sort((a, b) => Number(b.object.kind === "Namespace") - Number(a.object.kind === "Namespace"));
-  return { example: example.name, xrName, fieldOwner: composedFieldOwner({ apiVersion: document.apiVersion!, kind: document.kind!, name: xrName }), objects };
+  return { example: example.name, document, xrName, fieldOwner: composedFieldOwner({ apiVersion: document.apiVersion!, kind: document.kind!, name: xrName }), objects };
 }
 
 /** The fields of a live object that say what a write changed: all but its resourceVersion. */
@@ -111,11 +113,24 @@ describe("every object Berth renders is a fixed point of Crossplane's apply", ()
   let controller: ComposedController;
   const composed: Composed[] = [];
 
-  /** Deletes the stand-in owner and every cluster-scoped object this file composes (a Namespace takes its contents), and waits until they are gone. */
+  /**
+   * The params of the class admission bindings this file applies: each renamed class, paused so
+   * that Crossplane does not compose it. A class's binding matches every ExecutionWorkspace write
+   * and denies when its class is not found (parameterNotFoundAction Deny), so a binding without
+   * its class would refuse the other files' ExecutionWorkspaces in the shared cluster.
+   */
+  const bindingParams = () =>
+    composed.filter((x) => x.document.kind === "ExecutionWorkspaceClass").map((x) => ({ ...x.document, metadata: { ...x.document.metadata, annotations: { "crossplane.io/paused": "true" } } }));
+
+  async function deleteAndWait(objects: Obj[]): Promise<void> {
+    for (const o of objects) await c.delete(o.apiVersion!, o.kind!, o.metadata!.name!);
+    await waitFor(`${objects.map(ref).join(", ")} gone`, async () => (await Promise.all(objects.map((o) => c.getOf(o)))).every((o) => o === undefined), 180_000, 1000);
+  }
+
+  /** Deletes the stand-in owner and every cluster-scoped object this file composes (a Namespace takes its contents), then the bindings' params, and waits until they are gone. */
   async function removeEverything(): Promise<void> {
-    const clusterScoped = [owner, ...composed.flatMap((x) => x.objects.map(({ object }) => object as Obj)).filter((o) => !o.metadata?.namespace)];
-    for (const o of clusterScoped) await c.delete(o.apiVersion!, o.kind!, o.metadata!.name!);
-    await waitFor(`${clusterScoped.map(ref).join(", ")} gone`, async () => (await Promise.all(clusterScoped.map((o) => c.getOf(o)))).every((o) => o === undefined), 180_000, 1000);
+    await deleteAndWait([owner, ...composed.flatMap((x) => x.objects.map(({ object }) => object as Obj)).filter((o) => !o.metadata?.namespace)]);
+    await deleteAndWait(bindingParams());
   }
 
   beforeAll(async () => {
@@ -125,6 +140,7 @@ describe("every object Berth renders is a fixed point of Crossplane's apply", ()
     }
     // A run stopped before its afterAll leaves its objects behind: start from none.
     await removeEverything();
+    for (const p of bindingParams()) await c.apply(p);
     const live = await c.apply(owner);
     controller = { apiVersion: owner.apiVersion!, kind: owner.kind!, name: owner.metadata!.name!, uid: live.metadata!.uid! };
   });
