@@ -41,6 +41,8 @@ import { sumSamples, workspaceControllers } from "../test/support/prometheus.js"
 import { SHIPPED_ENTRY, shippedNodeFlags } from "../image/shipped.js";
 import { median } from "./load.js";
 import { TTL_ENV, ttlsFromEnvironment } from "../functions/berth/ttl.js";
+import { DEVELOPER_WORKLOAD } from "../functions/berth/kinds/developer-workspace.js";
+import { RUNTIME_OBJECTS } from "../functions/berth/kinds/execution-workspace.js";
 
 const { values: opts } = parseArgs({
   options: {
@@ -114,9 +116,7 @@ const etcdWritesByResource = (text: string) =>
 /** The largest differences between two by-key counts, most first. */
 function topIncreases(a: Record<string, number>, b: Record<string, number>, limit = 12): Record<string, number> {
   return Object.fromEntries(
-    Object.entries(b)
-      .map(([k, v]) => [k, v - (a[k] ?? 0)] as const)
-      .filter(([, d]) => d > 0)
+    Object.entries(increases(a, b, (k) => k))
       .sort((x, y) => y[1] - x[1])
       .slice(0, limit),
   );
@@ -359,9 +359,14 @@ function eventsWritten(before: Map<string, EventSeen>, after: Map<string, EventS
 
 /** Every composed object of the sys-* XRs, as the cluster holds it, keyed kind/namespace/name, with its resourceVersion. */
 async function composed(kube: Kube): Promise<Map<string, Obj>> {
-  const out = new Map<string, Obj>();
   const refs: any[] = [];
   for (const kind of KINDS) for (const xr of await listXRs(kube, kind)) if (xr.metadata.name.startsWith("sys-")) refs.push(...(xr.spec?.crossplane?.resourceRefs ?? []));
+  return referenced(kube, refs);
+}
+
+/** The objects these resourceRefs name, as the cluster holds them, keyed kind/namespace/name. */
+async function referenced(kube: Kube, refs: any[]): Promise<Map<string, Obj>> {
+  const out = new Map<string, Obj>();
   await pool(refs, CONCURRENCY, async (r) => {
     const o = await kube.get(r.apiVersion, r.kind, r.name, r.namespace);
     if (o) out.set(`${r.kind}/${r.namespace ?? ""}/${r.name}`, o);
@@ -510,19 +515,13 @@ const PROFILE_AND_CLASS = [loadOne("examples/profile.yaml"), loadOne("examples/c
 
 /** The composed objects of these XRs, keyed kind/namespace/name. */
 async function composedBy(kube: Kube, xrs: Obj[]): Promise<Map<string, Obj>> {
-  const out = new Map<string, Obj>();
-  for (const x of xrs) {
-    const xr = await kube.get(x.apiVersion!, x.kind!, x.metadata!.name!);
-    for (const r of xr?.spec?.crossplane?.resourceRefs ?? []) {
-      const o = await kube.get(r.apiVersion, r.kind, r.name, r.namespace);
-      if (o) out.set(`${r.kind}/${r.namespace ?? ""}/${r.name}`, o);
-    }
-  }
-  return out;
+  const refs: any[] = [];
+  for (const x of xrs) refs.push(...((await kube.get(x.apiVersion!, x.kind!, x.metadata!.name!))?.spec?.crossplane?.resourceRefs ?? []));
+  return referenced(kube, refs);
 }
 
 /** Composition resource names of the objects that run code: the step Berth creates last (workloadLast). */
-const WORKLOAD_RESOURCES = new Set(["workload", "runtime", "runtime-pool", "runtime-template"]);
+const WORKLOAD_RESOURCES = new Set([...DEVELOPER_WORKLOAD, ...RUNTIME_OBJECTS]);
 
 /**
  * bench/go-noop's --compose-from file: each XR's converged objects as manifests, with the

@@ -114,11 +114,15 @@ describe("rule 5: no ambient authority", () => {
     expect(policies).toHaveLength(2 + declared.size);
   });
 
+  /** Everything the workspace refers to, found. */
+  const requiredFor = (workspace: KubeObject) =>
+    workspace.kind === "ExecutionWorkspace" ? (workspace === EW_SUBSTRATE ? SUBSTRATE_REQUIRED : SANDBOX_REQUIRED) : ALL_REQUIRED;
+  const runsCode = (o: KubeObject) => ["Job", "Sandbox", "WorkerPool", "ActorTemplate"].includes(o.kind);
+
   it.each([...examples, ["sandbox", EW_SANDBOX] as const, ["substrate", EW_SUBSTRATE] as const])(
     "%s: what runs code is created only after every object that bounds it exists",
     (_, workspace) => {
-      const required = workspace.kind === "ExecutionWorkspace" ? (workspace === EW_SUBSTRATE ? SUBSTRATE_REQUIRED : SANDBOX_REQUIRED) : ALL_REQUIRED;
-      const runsCode = (o: KubeObject) => ["Job", "Sandbox", "WorkerPool", "ActorTemplate"].includes(o.kind);
+      const required = requiredFor(workspace);
       let created = false;
       for (const { observed, desired } of renderReconciles(workspace, required)) {
         for (const [name, o] of Object.entries(desired)) {
@@ -136,8 +140,7 @@ describe("rule 5: no ambient authority", () => {
   it.each([...examples, ["sandbox", EW_SANDBOX] as const, ["substrate", EW_SUBSTRATE] as const])(
     "%s: a boundary Crossplane fetched counts as existing, every object of it, and is asked for only while the workload waits",
     (_, workspace) => {
-      const required = workspace.kind === "ExecutionWorkspace" ? (workspace === EW_SUBSTRATE ? SUBSTRATE_REQUIRED : SANDBOX_REQUIRED) : ALL_REQUIRED;
-      const runsCode = (o: KubeObject) => ["Job", "Sandbox", "WorkerPool", "ActorTemplate"].includes(o.kind);
+      const required = requiredFor(workspace);
       const boundaryAsked = (rsp: RunFunctionResponse) => Object.keys(rsp.requirements?.resources ?? {}).filter((k) => k.startsWith("boundary-")).sort();
       const namespace = existingNamespace(workspace);
       const found = boundaryAsRequired(workspace, required);

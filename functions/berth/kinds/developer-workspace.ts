@@ -18,6 +18,9 @@ import { usageOf } from "../usage.js";
 import { fatal, stalled } from "../verdicts.js";
 import type { NamespaceProfile } from "../workspace.js";
 
+/** The composition resource name of what runs code: created last (namespace-profile.ts, workloadLast). */
+export const DEVELOPER_WORKLOAD = ["workload"];
+
 /** Phase and reason of current health, which is never the same thing as the outcome. */
 function health(
   observed: Observed,
@@ -96,7 +99,7 @@ export const renderDeveloperWorkspace: CompositeRenderer = (observed): Verdict =
     if (kept.warning) warnings.push(kept.warning);
   }
 
-  const resources = withReadiness(inCreationOrder(objects, observed.resources, required, namespaceNow, ["workload"]), observed.resources);
+  const resources = withReadiness(inCreationOrder(objects, observed.resources, required, namespaceNow, DEVELOPER_WORKLOAD), observed.resources);
   const now = health(observed, unready(resources), observedWorkload, outcome);
   const status: DeveloperWorkspaceStatus = {
     ...baseStatus,

@@ -41,7 +41,7 @@ interface Grant {
 }
 
 /** The provider's objects that run the workspace (a Sandbox, or Substrate's pool and template): created after its boundary. */
-const RUNTIME_OBJECTS = ["runtime", "runtime-pool", "runtime-template"];
+export const RUNTIME_OBJECTS = ["runtime", "runtime-pool", "runtime-template"];
 
 const NO_CAPABILITIES: Capabilities = { mcp: [], registries: [], kubernetes: { access: "none" } };
 
