@@ -480,7 +480,11 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     };
     for (let attempt = 1; ; attempt++) {
       const init = launch(`crossplane-init-${attempt}`, crossplaneBinary, ["core", "init"], initEnv);
-      const code = await Promise.race([init.exited, new Promise<"timeout">((r) => setTimeout(() => r("timeout"), remaining()))]);
+      // The deadline's timer is cleared once init exits: left running it held every process that
+      // started a control plane open until the start-up deadline, minutes after its work was done.
+      let initTimer: NodeJS.Timeout | undefined;
+      const code = await Promise.race([init.exited, new Promise<"timeout">((r) => (initTimer = setTimeout(() => r("timeout"), remaining())))]);
+      clearTimeout(initTimer);
       if (code === 0) break;
       if (attempt >= 10 || code === "timeout") throw new Error(`crossplane core init failed (${code}):\n${tail(init.logFile)}`);
       await new Promise((r) => setTimeout(r, 1000));
