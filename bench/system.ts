@@ -469,6 +469,8 @@ interface Rung {
   applies_per_workspace: Record<string, number>;
   /** Of all requests, the creates and updates that reached etcd per workspace, by resource: an apply that wrote nothing is not one. */
   writes_per_workspace: Record<string, number>;
+  /** Events written (new ones and repeats) per workspace during the burst, by involved kind and reason: the writes that are not objects. */
+  events_per_workspace: Record<string, number>;
 }
 
 /**
@@ -494,7 +496,7 @@ function quantile(xs: number[], q: number): number | null {
   return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
 }
 
-function rungOf(seconds: number, d: ReturnType<typeof delta>, workspaces: number, workspaceSeconds: number[] = []): Rung {
+function rungOf(seconds: number, d: ReturnType<typeof delta>, workspaces: number, workspaceSeconds: number[] = [], events: Record<string, number> = {}): Rung {
   const perWorkspace = (r: Record<string, number>) => Object.fromEntries(Object.entries(r).sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, v / workspaces]));
   const crossplane = d.reconciles > 0;
   return {
@@ -507,6 +509,7 @@ function rungOf(seconds: number, d: ReturnType<typeof delta>, workspaces: number
     reconciles_per_workspace: crossplane ? d.reconciles / workspaces : null,
     applies_per_workspace: perWorkspace(d.applies),
     writes_per_workspace: perWorkspace(d.writes),
+    events_per_workspace: perWorkspace(events),
   };
 }
 
@@ -565,7 +568,7 @@ async function crossplaneFloor(n: number, steps: 1 | 3, composeFile: string, doc
     const d = delta(b.before, b.converged);
     const seconds = (Math.max(b.syncedAt, b.appliedAt) - b.t0) / 1000;
     say(`${label}: every XR Synced with all its objects in ${seconds.toFixed(1)} s (all objects referenced in ${((b.appliedAt - b.t0) / 1000).toFixed(1)} s); ${d.calls} calls, ${d.reconciles} reconciles, ${d.apiRequests} API requests`);
-    return rungOf(seconds, d, docs.length - 2, b.workspaceSeconds);
+    return rungOf(seconds, d, docs.length - 2, b.workspaceSeconds, b.events);
   } finally {
     await cp.stop();
   }
@@ -579,12 +582,15 @@ interface Burst {
   converged: Sample;
   /** Seconds from the first create until each XR of the burst was first seen Synced with all its objects (to the polling interval). */
   workspaceSeconds: number[];
+  /** Events written from the first create until every XR converged, by involved kind and reason. */
+  events: Record<string, number>;
 }
 
 /** Creates the documents at once and waits until every XR is Synced and has all its objects (`want`, by kind). */
 async function runBurst(cp: ControlPlane, c: Cluster, docs: Obj[], want: Record<string, number>, functionLog: string, isCall: CallLine, label: string): Promise<Burst> {
   const total = docs.length + 2;
   const before = await sample(cp, functionLog, isCall);
+  const events0 = await eventCounts(cp.kube);
   const t0 = Date.now();
   await pool(docs, CONCURRENCY, (d) => c.apply(d));
   let syncedAt = 0;
@@ -610,7 +616,8 @@ async function runBurst(cp: ControlPlane, c: Cluster, docs: Obj[], want: Record<
   await sleep(5_000);
   const burst = new Set(docs.map((d) => `${d.kind}/${d.metadata!.name}`));
   const workspaceSeconds = [...doneAt].filter(([k]) => burst.has(k)).map(([, at]) => (at - t0) / 1000);
-  return { t0, syncedAt, appliedAt, before, converged: await sample(cp, functionLog, isCall), workspaceSeconds };
+  const converged = await sample(cp, functionLog, isCall);
+  return { t0, syncedAt, appliedAt, before, converged, workspaceSeconds, events: eventsWritten(events0, await eventCounts(cp.kube)).counts };
 }
 
 async function measure(n: number): Promise<Result> {
@@ -636,7 +643,7 @@ async function measure(n: number): Promise<Result> {
     }
     say(`N=${n}: a converged DeveloperWorkspace composes ${want.DeveloperWorkspace} objects, an ExecutionWorkspace ${want.ExecutionWorkspace}`);
 
-    const { t0, syncedAt, appliedAt, before, converged, workspaceSeconds } = await runBurst(cp, c, docs.slice(2), want, fn.logFile, berthCall, `N=${n}`);
+    const { t0, syncedAt, appliedAt, before, converged, workspaceSeconds, events: burstEvents } = await runBurst(cp, c, docs.slice(2), want, fn.logFile, berthCall, `N=${n}`);
     const burst = delta(before, converged);
     const xrSize = await xrSizes(cp.kube);
     const pids = cp.pids();
@@ -717,7 +724,7 @@ async function measure(n: number): Promise<Result> {
     floorCp = undefined;
 
     // The Crossplane floors: the same XRs composed by a function that returns these objects and computes nothing.
-    const ladder: Ladder = { direct: rungOf(floorS, floor, total), berth: rungOf((Math.max(syncedAt, appliedAt) - t0) / 1000, burst, total - 2, workspaceSeconds) };
+    const ladder: Ladder = { direct: rungOf(floorS, floor, total), berth: rungOf((Math.max(syncedAt, appliedAt) - t0) / 1000, burst, total - 2, workspaceSeconds, burstEvents) };
     if (GO_FLOOR_BIN) {
       const composeFile = writeComposeFile(n, [...objects.values(), ...profileAndClass.values()]);
       try {
@@ -797,6 +804,7 @@ function ladderLines(l: Ladder): string[] {
     lines.push(
       `    ${name.padEnd(18)} ${f(r.converge_s).padStart(6)} s (${ratio(l.direct)} / ${ratio(crossplane)}${r.workspace_converge_p50_s === null ? "" : `; each workspace p50 ${f(r.workspace_converge_p50_s)} s, p90 ${f(r.workspace_converge_p90_s!)} s`}); CPU s API server ${f(r.cpu_s.apiserver)}, etcd ${f(r.cpu_s.etcd)}, Crossplane ${f(r.cpu_s.crossplane)}, function ${f(r.cpu_s.function)}; per workspace ${r.calls_per_workspace === null ? "no" : f(r.calls_per_workspace, 2)} calls, ${r.reconciles_per_workspace === null ? "no" : f(r.reconciles_per_workspace, 2)} reconciles, ${f(sum(r.applies_per_workspace), 1)} applies, ${f(sum(r.writes_per_workspace), 1)} writes`,
       `    ${"".padEnd(18)} applies: ${byResource(r.applies_per_workspace)}; writes: ${byResource(r.writes_per_workspace)}`,
+      ...(Object.keys(r.events_per_workspace).length ? [`    ${"".padEnd(18)} events: ${byResource(r.events_per_workspace)}`] : []),
     );
   }
   return lines;
