@@ -35,10 +35,20 @@ export function isReady(observed: KubeObject | undefined): boolean {
   return check === undefined ? true : check(observed.status as Status, observed);
 }
 
-/** Pairs each desired object with the readiness of what was observed under the same name. */
+/**
+ * Pairs each desired object with its readiness: what was observed under the same name, by its
+ * kind's health check. A kind with no health check is ready in the response that creates it,
+ * since Crossplane applies it in the same reconcile or fails that reconcile: reporting it not
+ * ready until the next one observes it cost, for every object created, one "Composed resource
+ * ... is not yet ready" Event on the XR and one more change of the XR's Ready message (a write,
+ * an update event, one more reconcile).
+ */
 export function withReadiness(objects: Record<string, KubeObject>, observed: Record<string, KubeObject>): Record<string, DesiredResource> {
   const resources: Record<string, DesiredResource> = {};
-  for (const [name, object] of Object.entries(objects)) resources[name] = { object, ready: isReady(observed[name]) };
+  for (const [name, object] of Object.entries(objects)) {
+    const seen = observed[name];
+    resources[name] = { object, ready: seen === undefined ? HEALTH[object.kind] === undefined : isReady(seen) };
+  }
   return resources;
 }
 

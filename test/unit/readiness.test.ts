@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isReady } from "../../functions/berth/readiness.js";
+import { isReady, withReadiness } from "../../functions/berth/readiness.js";
 
 const o = (kind: string, status?: object) => ({ apiVersion: "v1", kind, metadata: { name: "x" }, ...(status ? { status } : {}) });
 
@@ -21,6 +21,23 @@ describe("readiness of composed resources", () => {
     ["Job", { succeeded: 1 }, true],
     ["Job", { failed: 1 }, false],
   ] as const)("%s with status %j: ready %s", (kind, status, ready) => expect(isReady(o(kind, status))).toBe(ready));
+});
+
+describe("readiness in the response that creates an object (nothing observed under its name yet)", () => {
+  // Crossplane applies what the response holds in the same reconcile, or fails it: a kind with
+  // no health status is ready then, and saying otherwise costs an Event and an XR write.
+  it.each(["ServiceAccount", "NetworkPolicy", "ResourceQuota", "LimitRange", "Role", "RoleBinding", "ConfigMap"])("%s, with no health status: ready", (kind) =>
+    expect(withReadiness({ it: o(kind) }, {}).it!.ready).toBe(true),
+  );
+
+  it.each(["Namespace", "PersistentVolumeClaim", "Job", "Sandbox", "VolumeSnapshot", "WorkerPool", "ActorTemplate"])("%s, with a health status: not ready until observed healthy", (kind) =>
+    expect(withReadiness({ it: o(kind) }, {}).it!.ready).toBe(false),
+  );
+
+  it("once observed, an object is judged by what was observed, not by what is desired", () => {
+    expect(withReadiness({ it: o("Namespace") }, { it: o("Namespace", { phase: "Active" }) }).it!.ready).toBe(true);
+    expect(withReadiness({ it: o("PersistentVolumeClaim") }, { it: o("PersistentVolumeClaim", { phase: "Pending" }) }).it!.ready).toBe(false);
+  });
 });
 
 describe("a Sandbox is ready only by a Ready written for its current spec", () => {
