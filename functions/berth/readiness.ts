@@ -14,8 +14,8 @@ export function conditionTrue(observed: KubeObject | undefined, type: string): b
 
 /**
  * Health checks for the kinds that report one. Every other kind Berth renders (ServiceAccount,
- * NetworkPolicy, ResourceQuota, LimitRange, Role, RoleBinding) has no health status, so it is
- * ready as soon as it exists.
+ * NetworkPolicy, ResourceQuota, LimitRange, Role, RoleBinding, ConfigMap) has no health status,
+ * so it is ready as soon as it is desired (see withReadiness).
  */
 const HEALTH: Record<string, (status: Status, observed: KubeObject) => boolean> = {
   Namespace: (s) => s?.phase === "Active",
@@ -45,10 +45,7 @@ export function isReady(observed: KubeObject | undefined): boolean {
  */
 export function withReadiness(objects: Record<string, KubeObject>, observed: Record<string, KubeObject>): Record<string, DesiredResource> {
   const resources: Record<string, DesiredResource> = {};
-  for (const [name, object] of Object.entries(objects)) {
-    const seen = observed[name];
-    resources[name] = { object, ready: seen === undefined ? HEALTH[object.kind] === undefined : isReady(seen) };
-  }
+  for (const [name, object] of Object.entries(objects)) resources[name] = { object, ready: HEALTH[object.kind] === undefined || isReady(observed[name]) };
   return resources;
 }
 
