@@ -4,7 +4,10 @@
 // (read from it, so the two cannot drift). Every byte follows from those inputs: built twice, it
 // has the same digest.
 //
-//   npm run image [-- --tag <ref>] [--version <release>] [--out <file>] [--json <file>] [--skip-bundle]
+//   npm run image [-- --tag <ref>] [--version <release>] [--out <file>] [--json <file>] [--skip-bundle] [--gate]
+//
+// --gate builds the MCP gate's image the same way, from package/mcp-gate/Dockerfile and its
+// bundle (npm run bundle:gate): the same pinned Node.js and libraries, another bundle.
 //
 // writes an OCI image-layout archive (with Docker's manifest.json too) that `crossplane xpkg
 // build --embed-runtime-image-tarball`, `ctr images import` and `docker load` all take.
@@ -151,19 +154,38 @@ export function defaultImageName(version = packageVersion()): string {
   return `berth.local/function-berth:v${version}`;
 }
 
+/** The MCP gate's image: its Dockerfile and bundle in place of the function's. */
+export const GATE = { dockerfile: join(REPO, "package/mcp-gate/Dockerfile"), bundlePath: join(REPO, "dist/mcp-gate.mjs"), bundleScript: "bundle:gate" };
+
+export function buildGateImage(options: Omit<FunctionImageOptions, "bundlePath" | "dockerfile">): Promise<BuiltImage> {
+  return buildFunctionImage({ ...options, bundlePath: GATE.bundlePath, dockerfile: GATE.dockerfile });
+}
+
+export function defaultGateImageName(version = packageVersion()): string {
+  return `berth.local/mcp-gate:v${version}`;
+}
+
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const { values: opts } = parseArgs({
-    options: { tag: { type: "string" }, version: { type: "string" }, out: { type: "string" }, json: { type: "string" }, "skip-bundle": { type: "boolean", default: false } },
+    options: {
+      tag: { type: "string" },
+      version: { type: "string" },
+      out: { type: "string" },
+      json: { type: "string" },
+      "skip-bundle": { type: "boolean", default: false },
+      gate: { type: "boolean", default: false },
+    },
     allowPositionals: false,
   });
+  const gate = opts.gate;
   if (!opts["skip-bundle"]) {
-    const b = spawnSync("npm", ["run", "-s", "bundle"], { cwd: REPO, stdio: "inherit" });
+    const b = spawnSync("npm", ["run", "-s", gate ? GATE.bundleScript : "bundle"], { cwd: REPO, stdio: "inherit" });
     if (b.status !== 0) process.exit(1);
   }
   const version = (opts.version ?? packageVersion()).replace(/^v/, "");
-  const name = opts.tag ?? defaultImageName(version);
-  const out = resolve(opts.out ?? join(DEFAULT_CACHE, "function-berth.oci.tar"));
-  const image = await buildFunctionImage({ name, version });
+  const name = opts.tag ?? (gate ? defaultGateImageName(version) : defaultImageName(version));
+  const out = resolve(opts.out ?? join(DEFAULT_CACHE, gate ? "mcp-gate.oci.tar" : "function-berth.oci.tar"));
+  const image = await (gate ? buildGateImage({ name, version }) : buildFunctionImage({ name, version }));
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, image.archive);
   const figures = {

@@ -3,7 +3,7 @@ import type { Problem } from "./problems.js";
 import { describeRequirement, type RequiredResources } from "./required.js";
 import { egressToCidrs, egressToPods } from "./render/network-policies.js";
 import type { Capabilities } from "./schema/capabilities.js";
-import type { WorkspaceProfileSpec } from "./schema/profile.js";
+import type { Destination, WorkspaceProfileSpec } from "./schema/profile.js";
 import type { Egress } from "./workspace.js";
 
 /** A declared capability that needs egress, with the field that declared it. */
@@ -13,14 +13,26 @@ export interface CapabilityRequest {
   /** Where it was declared, for error messages: `spec.capabilities.mcp[1]`. */
   field: string;
   destination: string;
+  /** An MCP capability that declared its tools: only the MCP gate reaches it. */
+  gate?: { server: string; tools: readonly string[]; credential?: { name: string; key: string } };
 }
 
-/** Every capability in a document that opens egress, in a stable order. */
-export function declaredCapabilities(c: Capabilities, field = "spec.capabilities"): CapabilityRequest[] {
+/** A credential the workspace declared, as far as egress needs it. */
+type Credential = { name: string; purpose: string; secretRef: { name: string; key: string } };
+
+/**
+ * Every capability in a document that opens egress, in a stable order. An MCP capability that
+ * declares tools is gated, and an `mcp` credential of the same name goes with it to the gate.
+ */
+export function declaredCapabilities(c: Capabilities, field = "spec.capabilities", credentials: readonly Credential[] = []): CapabilityRequest[] {
   const requests: CapabilityRequest[] = [];
   if (c.git) requests.push({ name: "git", field: `${field}.git`, destination: c.git.destination });
   if (c.inference) requests.push({ name: "inference", field: `${field}.inference`, destination: c.inference.destination });
-  c.mcp.forEach((m, i) => requests.push({ name: `mcp-${m.name}`, field: `${field}.mcp[${i}]`, destination: m.destination }));
+  c.mcp.forEach((m, i) => {
+    const credential = credentials.find((k) => k.purpose === "mcp" && k.name === m.name)?.secretRef;
+    const gate = m.tools === undefined ? undefined : { server: m.name, tools: m.tools, ...(credential ? { credential } : {}) };
+    requests.push({ name: `mcp-${m.name}`, field: `${field}.mcp[${i}]`, destination: m.destination, ...(gate ? { gate } : {}) });
+  });
   c.registries.forEach((r, i) => requests.push({ name: `registry-${r.destination}`, field: `${field}.registries[${i}]`, destination: r.destination }));
   if (c.kubernetes.access !== "none" && c.kubernetes.destination !== undefined) {
     requests.push({ name: "kubernetes", field: `${field}.kubernetes`, destination: c.kubernetes.destination });
@@ -59,8 +71,28 @@ export function resolveEgress(
       };
       continue;
     }
+    if (request.gate !== undefined && profile.spec.mcpGate === undefined) {
+      problem ??= {
+        type: "invalid",
+        message: `${request.field}.tools: WorkspaceProfile "${profile.name}" has no spec.mcpGate, so declared tools could not be enforced; omit tools to reach the whole server, or ask the platform team for a gate`,
+      };
+      continue;
+    }
     if (destination.cidrs !== undefined) {
-      egress.push({ name: request.name, destination: destination.name, ...egressToCidrs(destination.cidrs, destination.ports ?? []) });
+      const opening = { name: request.name, destination: destination.name, ...egressToCidrs(destination.cidrs, destination.ports ?? []) };
+      if (request.gate === undefined) {
+        egress.push(opening);
+        continue;
+      }
+      const address = singleAddress(destination.cidrs);
+      if (address === undefined) {
+        problem ??= {
+          type: "invalid",
+          message: `${request.field}.destination: reviewed destination "${destination.name}" of WorkspaceProfile "${profile.name}" must be one address (a /32 or /128 cidr) for the MCP gate to reach its server`,
+        };
+        continue;
+      }
+      egress.push({ ...opening, gate: { ...request.gate, upstream: mcpUrl(destination, address, destination.ports![0]!.port) } });
       continue;
     }
     const ref = destination.service!;
@@ -82,8 +114,33 @@ export function resolveEgress(
       port: p.targetPort ?? p.port,
       protocol: (p.protocol ?? "TCP") as INetworkPolicyPort["protocol"],
     }));
-    egress.push({ name: request.name, destination: destination.name, ...egressToPods(ref.namespace, spec.selector, ports) });
+    const opening = { name: request.name, destination: destination.name, ...egressToPods(ref.namespace, spec.selector, ports) };
+    if (request.gate === undefined) {
+      egress.push(opening);
+      continue;
+    }
+    const servicePort = spec.ports?.[0]?.port;
+    if (servicePort === undefined) {
+      problem ??= { type: "invalid", message: `reviewed destination "${destination.name}" of WorkspaceProfile "${profile.name}": ${describeRequirement(requirement)} has no port for the MCP gate to reach` };
+      continue;
+    }
+    egress.push({ ...opening, gate: { ...request.gate, upstream: mcpUrl(destination, `${ref.name}.${ref.namespace}.svc`, servicePort) } });
   }
   if (problem) return problem;
   return { type: "resolved", egress };
+}
+
+/** The one address of cidrs that name a single host, or undefined. */
+function singleAddress(cidrs: readonly string[]): string | undefined {
+  if (cidrs.length !== 1) return undefined;
+  const [address, bits] = cidrs[0]!.split("/");
+  const single = address!.includes(":") ? "128" : "32";
+  if (bits !== undefined && bits !== single) return undefined;
+  return address!.includes(":") ? `[${address}]` : address;
+}
+
+/** The MCP endpoint behind a reviewed destination, as the gate dials it. */
+function mcpUrl(destination: Destination, host: string, port: number): string {
+  const { scheme, path } = destination.mcp ?? { scheme: "http", path: "/mcp" };
+  return `${scheme}://${host}:${port}${path}`;
 }

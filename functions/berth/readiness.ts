@@ -2,7 +2,15 @@ import type { DesiredResource, KubeObject } from "./model.js";
 import { sandboxRunning } from "./sandbox-status.js";
 
 type Status =
-  | { phase?: string; ready?: number; succeeded?: number; replicas?: number; readyToUse?: boolean; conditions?: { type?: string; status?: string }[] }
+  | {
+      phase?: string;
+      ready?: number;
+      succeeded?: number;
+      replicas?: number;
+      availableReplicas?: number;
+      readyToUse?: boolean;
+      conditions?: { type?: string; status?: string }[];
+    }
   | undefined;
 
 const statusConditionTrue = (s: Status, type: string) => (s?.conditions ?? []).some((c) => c.type === type && c.status === "True");
@@ -14,12 +22,14 @@ export function conditionTrue(observed: KubeObject | undefined, type: string): b
 
 /**
  * Health checks for the kinds that report one. Every other kind Berth renders (ServiceAccount,
- * NetworkPolicy, ResourceQuota, LimitRange, Role, RoleBinding, ConfigMap) has no health status,
+ * NetworkPolicy, ResourceQuota, LimitRange, Role, RoleBinding, ConfigMap, Service) has no health status,
  * so it is ready as soon as it is desired (see withReadiness).
  */
 const HEALTH: Record<string, (status: Status, observed: KubeObject) => boolean> = {
   Namespace: (s) => s?.phase === "Active",
   PersistentVolumeClaim: (s) => s?.phase === "Bound",
+  // The MCP gate: ready once its pod answers its readiness probe.
+  Deployment: (s) => (s?.availableReplicas ?? 0) >= 1,
   Job: (s) => (s?.ready ?? 0) >= 1 || (s?.succeeded ?? 0) >= 1,
   VolumeSnapshot: (s) => s?.readyToUse === true,
   VolumeSnapshotContent: (s) => s?.readyToUse === true,

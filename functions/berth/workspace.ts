@@ -18,6 +18,20 @@ export interface Binding {
   classHash: string;
 }
 
+/**
+ * An MCP server whose tools the workspace declared: reached only by the workspace's MCP gate,
+ * which offers and forwards only those tools.
+ */
+export interface GatedMcpServer {
+  /** The capability's name; the gate serves it at `/mcp/<server>`. */
+  server: string;
+  /** Where the gate reaches it, from the reviewed destination. */
+  upstream: string;
+  tools: readonly string[];
+  /** The workspace's `mcp` credential of the same name: delivered to the gate, never to the runtime. */
+  credential?: { name: string; key: string };
+}
+
 /** One reviewed egress opening: where to, on which ports, for which declared capability. */
 export interface Egress {
   /** Name suffix of the policy and its composition resource: `git`, `mcp-docs`, … */
@@ -26,6 +40,8 @@ export interface Egress {
   destination: string;
   to: INetworkPolicyPeer[];
   ports: INetworkPolicyPort[];
+  /** Set when only the MCP gate may use this opening. */
+  gate?: GatedMcpServer;
 }
 
 /**

@@ -67,6 +67,31 @@ const POD_OBJECTS: Obj[] = [
   },
 ];
 
+// A workspace Namespace as Berth labels it, and a user whose Role lets it write the kinds a
+// workload granted edit access may write, so that each denial below is the MCP gate policies'.
+const GATE_NS = "adm-mcp-gate";
+const GATE_LABELS = { "workspaces.berth.dev/component": "mcp-gate" };
+const GATE_OBJECTS: Obj[] = [
+  { apiVersion: "v1", kind: "Namespace", metadata: { name: GATE_NS, labels: { ...LABEL, "app.kubernetes.io/managed-by": "berth", "pod-security.kubernetes.io/enforce": "restricted" } } },
+  {
+    apiVersion: RBAC,
+    kind: "Role",
+    metadata: { name: "adm-edit", namespace: GATE_NS },
+    rules: [
+      { apiGroups: [""], resources: ["pods", "configmaps"], verbs: ["create", "get", "update"] },
+      { apiGroups: ["apps"], resources: ["deployments", "replicasets"], verbs: ["create", "get", "update"] },
+      { apiGroups: ["batch"], resources: ["jobs"], verbs: ["create", "get", "update"] },
+    ],
+  },
+  {
+    apiVersion: RBAC,
+    kind: "RoleBinding",
+    metadata: { name: "adm-edit", namespace: GATE_NS },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "adm-edit" },
+    subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: POD_USER.user }],
+  },
+];
+
 const DW = loadOne("examples/developerworkspace-ephemeral.yaml");
 const dw = (): Obj => ({ ...structuredClone(DW), metadata: { name: "adm-dw-1-xr" }, spec: { ...structuredClone(DW.spec), workspaceID: "adm-dw-1" } });
 const ew = (name: string, spec: Record<string, unknown> = {}): Obj => ({
@@ -125,7 +150,7 @@ describe("admission policies, as non-admin users", () => {
       await waitFor(`class ${cls} Ready`, async () => condition(await c.get(API, "ExecutionWorkspaceClass", cls), "Ready")?.status === "True", 120_000);
       await waitFor(`ClusterRole berth-class-${cls}-use`, () => c.get(RBAC, "ClusterRole", `berth-class-${cls}-use`), 60_000);
     }
-    for (const o of [...RBAC_OBJECTS, ...POD_OBJECTS]) await c.apply(o);
+    for (const o of [...RBAC_OBJECTS, ...POD_OBJECTS, ...GATE_OBJECTS]) await c.apply(o);
     await waitFor(`ServiceAccount default in ${POD_NS}`, () => c.get("v1", "ServiceAccount", "default", POD_NS), 60_000);
     // RBAC (and the policies' param objects) reach the API server's caches asynchronously:
     // wait until the last grant is visible to the authorizer.
@@ -137,6 +162,7 @@ describe("admission policies, as non-admin users", () => {
   afterAll(async () => {
     for (const o of [...RBAC_OBJECTS].reverse()) await c.delete(o.apiVersion!, o.kind!, o.metadata!.name!).catch(() => undefined);
     await c.delete("v1", "Namespace", POD_NS).catch(() => undefined);
+    await c.delete("v1", "Namespace", GATE_NS).catch(() => undefined);
   });
 
   describe("only operators create DeveloperWorkspaces", () => {
@@ -216,6 +242,40 @@ describe("admission policies, as non-admin users", () => {
       // As the admin (no RBAC needed): only the namespace label decides.
       const res = await c.create(other, { dryRun: true });
       expect(res.status, res.text).toBe(201);
+    });
+  });
+
+  describe("in a workspace Namespace, only Crossplane and the controllers make or change the MCP gate", () => {
+    const gatePod = (labels: Record<string, string>): Obj => ({ ...pod(false), metadata: { name: "adm-gate-pod", namespace: GATE_NS, labels } });
+    const template = (labels: Record<string, string>) => ({ metadata: { labels }, spec: (pod(false).spec as Record<string, unknown>) });
+    const deployment = (labels: Record<string, string>): Obj => ({
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name: "adm-gate-deployment", namespace: GATE_NS },
+      spec: { selector: { matchLabels: labels }, template: template(labels) },
+    });
+    const job = (labels: Record<string, string>): Obj => ({
+      apiVersion: "batch/v1",
+      kind: "Job",
+      metadata: { name: "adm-gate-job", namespace: GATE_NS },
+      spec: { template: { ...template(labels), spec: { ...(pod(false).spec as Record<string, unknown>), restartPolicy: "Never" } } },
+    });
+    const configMap = (name: string): Obj => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: GATE_NS }, data: { "policy.json": "{}" } });
+
+    it("a pod of the workload's own labelled as the gate is denied; the same pod unlabelled is allowed", async () => {
+      expect(await can(POD_USER, { namespace: GATE_NS, resource: "pods", verb: "create" }), "RBAC allows it").toBe(true);
+      await expectDenied(gatePod(GATE_LABELS), POD_USER, "berth-mcp-gate-pods", "only the MCP gate ReplicaSet makes a pod labelled workspaces.berth.dev/component=mcp-gate; pete-pods may not");
+      await expectAllowed(gatePod({ app: "mine" }), POD_USER);
+    });
+    it("a Deployment or Job of gate pods is denied; the same without the label is allowed", async () => {
+      await expectDenied(deployment(GATE_LABELS), POD_USER, "berth-mcp-gate-workloads", "only Crossplane and the Deployment controller write a Deployment of MCP gate pods; pete-pods may not");
+      await expectAllowed(deployment({ app: "mine" }), POD_USER);
+      await expectDenied(job(GATE_LABELS), POD_USER, "berth-mcp-gate-workloads", "write a Job of MCP gate pods");
+      await expectAllowed(job({ app: "mine" }), POD_USER);
+    });
+    it("the gate's policy ConfigMap mcp-gate is Crossplane's alone; another ConfigMap is allowed", async () => {
+      await expectDenied(configMap("mcp-gate"), POD_USER, "berth-mcp-gate-policy", "only Crossplane writes the MCP gate ConfigMap mcp-gate; pete-pods may not");
+      await expectAllowed(configMap("notes"), POD_USER);
     });
   });
 });

@@ -20,7 +20,7 @@ import { createNodeNetwork, findNodeBinDir, nodePreflight, startNode, type Node,
 import { Cluster, installUpstreamCRDs } from "../conformance/setup.js";
 import { upstreamCRDs } from "../support/upstream-crds.js";
 import { buildImage } from "../../image/oci.js";
-import { packageVersion } from "../../image/build.js";
+import { buildGateImage, GATE, packageVersion } from "../../image/build.js";
 import { agentSandboxImageSpec, AGENT_SANDBOX_VERSION, installAgentSandbox } from "./agent-sandbox.js";
 import { buildLiveImages, crossplaneImageSpec, LIVE_IMAGES } from "./images.js";
 import { installBerth, publishRelease, type FunctionPackage } from "./operator-install.js";
@@ -209,7 +209,10 @@ export async function startLiveCluster(opts: { log?: (m: string) => void } = {})
     // The images trust the cluster CA, which exists once the control plane does.
     t = Date.now();
     const crossplaneImage = await buildImage(crossplaneImageSpec(cp.binDir, readVersions().CROSSPLANE_VERSION!));
-    const images = [...(await buildLiveImages(nodeBin, readFileSync(join(cp.pkiDir, "ca.crt"), "utf8"))), crossplaneImage, await buildImage(agentSandboxImageSpec(nodeBin))];
+    // The MCP gate's image is the one `npm run image -- --gate` builds, from a fresh bundle.
+    await run("npm", ["run", "-s", GATE.bundleScript]);
+    const gateImage = await buildGateImage({ name: LIVE_IMAGES.mcpGate });
+    const images = [...(await buildLiveImages(nodeBin, readFileSync(join(cp.pkiDir, "ca.crt"), "utf8"))), crossplaneImage, await buildImage(agentSandboxImageSpec(nodeBin)), gateImage];
     log(`built ${images.length} images in ${Date.now() - t} ms: ${images.map((i) => `${i.name} ${(i.archive.length / 1e6).toFixed(1)} MB`).join(", ")}`);
     t = Date.now();
     node = await startNode(cp, network, { images, pauseImage: LIVE_IMAGES.pause, binDir: nodeBin, registries: [registry], log });

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { issueCert } from "../conformance/controlplane/controlplane.js";
 import type { Obj } from "../conformance/setup.js";
 import type { LiveCluster } from "./cluster.js";
+import { DECLARED_TOOLS } from "../support/mcp-probes.js";
 import { LIVE_IMAGES, NONROOT } from "./images.js";
 
 export const FIXTURES_NS = "berth-live-fixtures";
@@ -32,7 +33,16 @@ export interface LiveAddresses {
   /** A harness listener a reviewed CIDR destination names, and one nothing names. */
   declaredHostPort: number;
   undeclaredHostPort: number;
+  /** MCP servers the harness runs on hostIP (test/support/mcp-upstream.ts): its recording one and server-everything. */
+  mcpRecordingPort?: number;
+  mcpEverythingPort?: number;
 }
+
+/** The MCP servers the live profile reviews, and what the gated workspace declares of them. */
+export const MCP = {
+  recording: { destination: "mcp-recording", tools: DECLARED_TOOLS },
+  everything: { destination: "mcp-everything", tools: ["echo", "get-sum"] },
+} as const;
 
 const API = "workspaces.berth.dev/v1alpha1";
 
@@ -145,6 +155,11 @@ export function gitTokenSecret(namespace: string, gitToken: string): Obj {
   return { apiVersion: "v1", kind: "Secret", metadata: { name: "git-token", namespace }, stringData: { token: gitToken } };
 }
 
+/** The recording MCP server's credential, in the gated workspace's namespace. */
+export function mcpTokenSecret(namespace: string, token: string): Obj {
+  return { apiVersion: "v1", kind: "Secret", metadata: { name: "mcp-token", namespace }, stringData: { token } };
+}
+
 export function profile(a: LiveAddresses): Obj {
   return {
     apiVersion: API,
@@ -156,12 +171,19 @@ export function profile(a: LiveAddresses): Obj {
       storage: { storageClassName: "loop-ext4", capacityEnforcement: "Runtime", maxSize: "1Gi" },
       runtimes: [{ name: "probe", image: LIVE_IMAGES.runtime, args: ["run"] }],
       checkout: { image: LIVE_IMAGES.checkout },
+      mcpGate: { image: LIVE_IMAGES.mcpGate },
       user: { uid: NONROOT, gid: NONROOT },
       destinations: [
         { name: "git-fixture", description: "The harness's git server", service: { namespace: FIXTURES_NS, name: "git" } },
         { name: "model-gateway", description: "A reviewed in-cluster service", service: { namespace: FIXTURES_NS, name: "gateway" } },
         { name: "host-fixture", description: "A reviewed address outside the cluster", cidrs: [`${a.hostIP}/32`], ports: [{ port: a.declaredHostPort }] },
         { name: "kube-api", description: "This cluster's API server, after kube-proxy's DNAT", cidrs: [`${a.hostIP}/32`], ports: [{ port: a.apiPort }] },
+        ...(a.mcpRecordingPort === undefined || a.mcpEverythingPort === undefined
+          ? []
+          : [
+              { name: MCP.recording.destination, description: "The harness's recording MCP server", cidrs: [`${a.hostIP}/32`], ports: [{ port: a.mcpRecordingPort }], mcp: { path: "/mcp" } },
+              { name: MCP.everything.destination, description: "server-everything, behind a recording proxy", cidrs: [`${a.hostIP}/32`], ports: [{ port: a.mcpEverythingPort }] },
+            ]),
       ],
       dns: { namespace: "kube-system", podSelector: { "k8s-app": "kube-dns" } },
       limits: {
@@ -174,7 +196,7 @@ export function profile(a: LiveAddresses): Obj {
 }
 
 /** A DeveloperWorkspace on the live profile; its git credential is the Secret `git-token` in its namespace. */
-export function developerWorkspace(id: string, opts: { storage: "persistent" | "ephemeral"; kubernetes: "none" | "read" }): Obj {
+export function developerWorkspace(id: string, opts: { storage: "persistent" | "ephemeral"; kubernetes: "none" | "read"; mcp?: boolean }): Obj {
   return {
     apiVersion: API,
     kind: "DeveloperWorkspace",
@@ -192,8 +214,15 @@ export function developerWorkspace(id: string, opts: { storage: "persistent" | "
         inference: { destination: "model-gateway" },
         registries: [{ destination: "host-fixture" }],
         kubernetes: opts.kubernetes === "none" ? { access: "none" } : { access: opts.kubernetes, destination: "kube-api" },
+        ...(opts.mcp
+          ? { mcp: Object.entries(MCP).map(([name, m]) => ({ name, destination: m.destination, tools: [...m.tools] })) }
+          : {}),
       },
-      credentials: [{ name: "git", purpose: "git", secretRef: { name: "git-token", key: "token" } }],
+      credentials: [
+        { name: "git", purpose: "git", secretRef: { name: "git-token", key: "token" } },
+        // For the recording server, named after it: the gate sends it, the runtime never has it.
+        ...(opts.mcp ? [{ name: "recording", purpose: "mcp", secretRef: { name: "mcp-token", key: "token" } }] : []),
+      ],
       lifecycle: { profile: opts.storage === "persistent" ? "persistent" : "ephemeral", deletion: "Delete" },
     },
   };

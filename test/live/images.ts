@@ -16,6 +16,8 @@ export const LIVE_IMAGES = {
   runtime: `berth.local/live/workspace-runtime:${TAG}`,
   checkout: `berth.local/live/checkout:${TAG}`,
   gitServer: `berth.local/live/git-server:${TAG}`,
+  /** Berth's MCP gate, as `npm run image -- --gate` builds it. */
+  mcpGate: `berth.local/live/mcp-gate:${TAG}`,
 } as const;
 
 /**

@@ -22,6 +22,8 @@ import {
   GIT_HOST,
   gitTokenSecret,
   installHarness,
+  MCP,
+  mcpTokenSecret,
   PROBE_PORT,
   SANDBOX_CLASS,
   UNDECLARED_PORT,
@@ -29,6 +31,10 @@ import {
 } from "./fixtures.js";
 import { hostStateDiff, readHostState, type HostState } from "./host-state.js";
 import { AGENT_SANDBOX_VERSION } from "./agent-sandbox.js";
+import { startGate, type RunningGate } from "../../functions/mcp-gate/gate.js";
+import { parsePolicy } from "../../functions/mcp-gate/policy.js";
+import { basicProbes, isForbidden, messagesOf, NEGATIVE_PROBES, OPEN_SESSION, UPSTREAM_TOOLS, type NegativeProbe, type RpcMessage } from "../support/mcp-probes.js";
+import { startEverything, startRecordingUpstream, type EverythingUpstream, type Recorder, type RecordingUpstream } from "../support/mcp-upstream.js";
 
 const say = (m: string) => process.stderr.write(`[live ${new Date().toISOString().slice(11, 19)}] ${m}\n`);
 
@@ -56,6 +62,12 @@ let stopped = false;
 let addresses: LiveAddresses;
 let kubernetesServiceIP: string;
 const gitToken = randomBytes(18).toString("hex");
+const mcpToken = randomBytes(18).toString("hex");
+// The MCP servers the gated workspace declares, on the host end of the node's veth, and the
+// negative control: the same gate program with enforcement off, in front of the same servers.
+let recording: RecordingUpstream;
+let everything: EverythingUpstream;
+let openGate: RunningGate;
 const hostListeners: Server[] = [];
 const podIPs: Record<string, string> = {};
 
@@ -155,16 +167,28 @@ beforeAll(async () => {
   before = await readHostState();
   live = await startLiveCluster({ log: say });
   const t = Date.now();
+  recording = await startRecordingUpstream(UPSTREAM_TOOLS, live.network.hostIP);
+  everything = await startEverything(live.network.hostIP);
+  const openPolicy = parsePolicy({ servers: [{ name: "recording", upstream: recording.url, tools: [] }, { name: "everything", upstream: everything.url, tools: [] }] });
+  if (!openPolicy.ok) throw new Error(`the open gate's policy: ${openPolicy.problems.join("; ")}`);
+  openGate = await startGate({
+    policy: openPolicy.value,
+    listen: { host: live.network.hostIP, port: 0 },
+    enforce: false,
+    env: {},
+  });
   addresses = {
     hostIP: live.network.hostIP,
     apiPort: live.apiServer.port,
     declaredHostPort: await listen(0),
     undeclaredHostPort: await listen(0),
+    mcpRecordingPort: Number(new URL(recording.url).port),
+    mcpEverythingPort: Number(new URL(everything.url).port),
   };
   kubernetesServiceIP = (await live.cluster.get("v1", "Service", "kubernetes", "default"))!.spec.clusterIP;
 
   await installHarness(live, addresses, gitToken);
-  await live.cluster.apply(developerWorkspace(DEV.id, { storage: "persistent", kubernetes: "none" }));
+  await live.cluster.apply(developerWorkspace(DEV.id, { storage: "persistent", kubernetes: "none", mcp: true }));
   await live.cluster.apply(developerWorkspace(KUBE.id, { storage: "ephemeral", kubernetes: "read" }));
   await live.cluster.apply(executionWorkspace(SESSION.name, "Ready"));
 
@@ -173,6 +197,7 @@ beforeAll(async () => {
     await waitFor(`namespace ${ns}`, async () => (await live.cluster.get("v1", "Namespace", ns)) !== undefined, 120_000);
     await live.cluster.apply(gitTokenSecret(ns, gitToken));
   }
+  await live.cluster.apply(mcpTokenSecret(DEV.ns, mcpToken));
   await waitFor(`Sandbox in ${SESSION.ns}`, async () => (await live.cluster.get("agents.x-k8s.io/v1beta1", "Sandbox", "workspace", SESSION.ns)) !== undefined, 120_000);
 
   for (const [ns, name, container] of [
@@ -188,10 +213,21 @@ beforeAll(async () => {
     podIPs[`${ns}/${name}`] = p.status.podIP;
   }
   say(`workloads running in ${((Date.now() - t) / 1000).toFixed(1)} s: ${JSON.stringify(podIPs)}`);
+  // What the MCP gate adds to a workspace's start: its pod from creation to Ready, on this node.
+  const gatePod = await waitFor(`the MCP gate's pod in ${DEV.ns} Ready`, async () => {
+    const p = (await live.cluster.request("GET", `/api/v1/namespaces/${DEV.ns}/pods?labelSelector=workspaces.berth.dev%2Fcomponent%3Dmcp-gate`)).body?.items?.[0];
+    return (p?.status?.conditions ?? []).some((c: { type: string; status: string }) => c.type === "Ready" && c.status === "True") && p;
+  }, 240_000, 1000);
+  const gateReady = (gatePod.status.conditions as { type: string; lastTransitionTime: string }[]).find((c) => c.type === "Ready");
+  const jobPodNow = await pod(DEV.ns, await jobPod(DEV.ns));
+  say(`MCP gate pod created ${gatePod?.metadata?.creationTimestamp}, Ready ${gateReady?.lastTransitionTime}; the runtime's Job pod created ${jobPodNow?.metadata?.creationTimestamp}`);
 }, 900_000);
 
 afterAll(async () => {
   for (const s of hostListeners) s.close();
+  await openGate?.close();
+  await recording?.close();
+  await everything?.close();
   if (live && !stopped) await live.stop();
 });
 
@@ -410,6 +446,98 @@ describe("ingress to a workspace", () => {
   });
 });
 
+describe("declared MCP tools: the runtime reaches the MCP servers only through its gate, which offers and forwards only the declared tools", () => {
+  const gateUrl = (server: string) => `http://mcp-gate:8080/mcp/${server}`;
+  const openUrl = (server: string) => `${openGate.url}/mcp/${server}`;
+  const added = new Set<string>();
+
+  /** One session from inside a pod: initialize, initialized, then `probe`; the probe's reply. */
+  async function exchange(where: Where, url: string, probe: { body: string; headers?: Readonly<Record<string, string>> }): Promise<{ status: number; messages: RpcMessage[]; raw: string }> {
+    const steps = [...OPEN_SESSION.map((body) => ({ body })), { body: probe.body, headers: probe.headers ?? {} }];
+    const r = await probe_(where, ["mcp", url, "--script", JSON.stringify(steps)]);
+    allowed(r, `an MCP session to ${url}`);
+    const replies = r.out.replies as { status: number; contentType: string; body: string }[];
+    expect(replies[0]!.status, `initialize: ${r.raw}`).toBe(200);
+    const last = replies.at(-1)!;
+    return { status: last.status, messages: messagesOf(last.contentType, last.body), raw: r.raw };
+  }
+  const probe_ = probe;
+
+  /** Refused by the gate, with nothing forbidden upstream; through the open gate, the same bytes arrive. */
+  async function refusedWithControl(server: "recording" | "everything", upstream: Recorder, p: NegativeProbe): Promise<void> {
+    if (p.addedAtRunTime && !added.has(p.addedAtRunTime)) {
+      await recording.addTool(p.addedAtRunTime);
+      added.add(p.addedAtRunTime);
+    }
+    upstream.clear();
+    const gated = await exchange(await devPod(), gateUrl(server), p);
+    const answered = gated.messages.filter((m) => m.id !== undefined && m.method === undefined);
+    expect(answered.length, `${p.name}: an answer from the gate: ${gated.raw}`).toBeGreaterThan(0);
+    for (const m of answered) expect(m.error, `${p.name}: refused: ${gated.raw}`).toBeDefined();
+    expect(upstream.messages.filter((m) => isForbidden(p.forbidden, m) && !("anything" in p.forbidden && SESSION_METHODS.includes(m.method ?? ""))), `${p.name}: nothing forbidden upstream`).toEqual([]);
+
+    upstream.clear();
+    const open = await exchange(control, openUrl(server), p);
+    expect(upstream.messages.filter((m) => isForbidden(p.forbidden, m) && !("anything" in p.forbidden && SESSION_METHODS.includes(m.method ?? ""))).length, `${p.name}, control: it reaches the server with enforcement off: ${open.raw}`).toBeGreaterThan(0);
+  }
+  /** What the gate sends on its own when a session opens: not the probe's doing. */
+  const SESSION_METHODS = ["initialize", "notifications/initialized", "tools/list"];
+
+  it("the runtime is refused a direct connection to the MCP servers (control: the control pod connects)", async () => {
+    for (const port of [addresses.mcpRecordingPort!, addresses.mcpEverythingPort!]) {
+      const target = `${addresses.hostIP}:${port}`;
+      refused(await probe(await devPod(), ["tcp", target]), `the runtime to the MCP server at ${target}`);
+      allowed(await probe(control, ["tcp", target]), `control: the MCP server at ${target}`);
+    }
+  });
+
+  it("tools/list through the gate is the declared tools the server has, from every page; a declared tool is called, with the gate's credential", async () => {
+    const list = await exchange(await devPod(), gateUrl("recording"), { body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list", params: {} }) });
+    const names = ((list.messages[0]?.result?.tools ?? []) as { name: string }[]).map((t) => t.name);
+    expect(names, list.raw).toEqual(["search", "fetch", "ask-model", ...(added.has("later-tool") ? ["later-tool"] : [])]);
+    const open = await exchange(control, openUrl("recording"), { body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list", params: {} }) });
+    expect(((open.messages[0]?.result?.tools ?? []) as unknown[]).length, "control: the server's first page alone, unfiltered").toBeGreaterThan(0);
+
+    recording.clear();
+    const call = await exchange(await devPod(), gateUrl("recording"), { body: JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "fetch", arguments: {} } }) });
+    expect(call.messages.find((m) => m.id === 3)?.result, call.raw).toBeDefined();
+    expect(recording.messages.filter((m) => m.method === "tools/call").map((m) => m.params?.name)).toEqual(["fetch"]);
+    expect(recording.requests.every((r) => r.headers.authorization === `Bearer ${mcpToken}`), "every request upstream carries the gate's credential").toBe(true);
+  });
+
+  it("a declared tool added at run time is offered once the server has it; an undeclared one is not", async () => {
+    for (const tool of ["later-tool", "rogue-tool"]) {
+      if (!added.has(tool)) await recording.addTool(tool);
+      added.add(tool);
+    }
+    const list = await exchange(await devPod(), gateUrl("recording"), { body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list", params: {} }) });
+    const names = ((list.messages[0]?.result?.tools ?? []) as { name: string }[]).map((t) => t.name);
+    expect(names, list.raw).toContain("later-tool");
+    expect(names).not.toContain("rogue-tool");
+  });
+
+  it("the MCP credential is in neither the runtime's environment nor its files (control: the gate holds it)", async () => {
+    const search = await probe(await devPod(), ["find-string", mcpToken, "/"]);
+    allowed(search, "searching the runtime for the MCP token");
+    expect(search.out.foundCount).toBe(0);
+  });
+
+  it.each(NEGATIVE_PROBES.map((p) => [p.name, p] as const))("recording server: %s is refused by the gate and reaches nothing upstream (control: it arrives with enforcement off)", async (_, p) => {
+    await refusedWithControl("recording", recording, p);
+  });
+
+  it.each(basicProbes("echo", "get-env").map((p) => [p.name, p] as const))("server-everything: %s is refused by the gate and reaches nothing upstream (control: it arrives with enforcement off)", async (_, p) => {
+    await refusedWithControl("everything", everything, p);
+  });
+
+  it("server-everything: the gate offers exactly echo and get-sum, and get-sum answers", async () => {
+    const list = await exchange(await devPod(), gateUrl("everything"), { body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list", params: {} }) });
+    expect(((list.messages[0]?.result?.tools ?? []) as { name: string }[]).map((t) => t.name).sort(), list.raw).toEqual([...MCP.everything.tools].sort());
+    const sum = await exchange(await devPod(), gateUrl("everything"), { body: JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "get-sum", arguments: { a: 2, b: 3 } } }) });
+    expect(JSON.stringify(sum.messages.find((m) => m.id === 3)?.result), sum.raw).toContain("5");
+  });
+});
+
 describe("kubernetes access read", () => {
   it("lists pods in the workspace namespace and is forbidden everything outside the Role", async () => {
     const w = await kubePod();
@@ -458,7 +586,8 @@ describe("bounds", () => {
       }) as Obj;
     const over = await live.cluster.create(asking(DEV.ns), { dryRun: true });
     expect(over.status, over.text).toBe(403);
-    expect(over.body.message).toContain("maximum memory usage per Container is 128Mi");
+    // The workspace's own 128Mi, raised to its MCP gate's 256Mi (the profile's default for the gate).
+    expect(over.body.message).toContain("maximum memory usage per Container is 256Mi");
     const control = await live.cluster.create(asking(CONTROL_NS), { dryRun: true });
     expect(control.status, control.text).toBe(201);
   });

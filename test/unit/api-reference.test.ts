@@ -35,7 +35,7 @@ describe("docs/api.md", () => {
 
   it("flattens arrays of objects into [] paths, with the items' rules", () => {
     expect(row("DeveloperWorkspace", "spec.capabilities.mcp[].tools[]")).toBe(
-      "| `spec.capabilities.mcp[].tools[]` | array of string | optional |  | maxItems 64<br>items: pattern `^[^\\x00-\\x1f\\x7f]*$`<br>items: maxLength 128 | Declared tools; recorded, not enforced (tool-level enforcement is an open boundary). |",
+      "| `spec.capabilities.mcp[].tools[]` | array of string | optional |  | maxItems 64<br>items: pattern `^[^\\x00-\\x1f\\x7f]*$`<br>items: maxLength 128 | Declared tools, enforced: the runtime reaches this server only through the profile's MCP gate, which offers and forwards only these names (compared exactly) and refuses every other method. Omitted: no gate, the whole server is reachable. |",
     );
   });
 

@@ -2,12 +2,14 @@
 // workspace. Each assertion reads the rendered objects, so a renderer that breaks the rule
 // fails here whatever the golden files say.
 import { describe, expect, it } from "vitest";
+import type { IPodSpec } from "kubernetes-models/v1/PodSpec";
 import type { KubeObject } from "../../functions/berth/model.js";
 import type { RunFunctionResponse } from "@crossplane-org/function-sdk-typescript";
 import { runFunction } from "../../functions/berth/function.js";
 import { asObserved } from "../../functions/berth/local-render.js";
 import { ALL_REQUIRED, boundaryAsRequired, EW_SANDBOX, EW_SUBSTRATE, EXAMPLE_WORKSPACES, edited, existingNamespace, PROFILE, request, SANDBOX_REQUIRED, SUBSTRATE_REQUIRED } from "../fixtures.js";
 import { allContainers, ofKind, podSpec, renderObjects, renderReconciles } from "../rendered.js";
+import { quantityValue } from "../../functions/berth/schema/quantity.js";
 
 const examples = Object.entries(EXAMPLE_WORKSPACES);
 
@@ -77,11 +79,22 @@ describe("rule 5: no ambient authority", () => {
     expect(pod.hostPID ?? false).toBe(false);
   });
 
-  it.each(examples)("%s: default deny in both directions, and no policy allows ingress", (_, workspace) => {
+  it.each(examples)("%s: default deny in both directions, and no policy allows ingress but the MCP gate's, from the workspace's own pods to its port", (_, workspace) => {
     const policies = ofKind(renderObjects(workspace), "NetworkPolicy");
     const deny = policies.find((p) => p.metadata?.name === "default-deny");
     expect(deny?.spec).toEqual({ podSelector: {}, policyTypes: ["Ingress", "Egress"] });
-    for (const p of policies) expect((p.spec as { ingress?: unknown }).ingress).toBeUndefined();
+    for (const p of policies) {
+      const ingress = (p.spec as { ingress?: unknown }).ingress;
+      if (p.metadata?.name !== "mcp-gate-ingress") {
+        expect(ingress, p.metadata?.name).toBeUndefined();
+        continue;
+      }
+      expect(p.spec).toEqual({
+        podSelector: { matchLabels: { ...(p.metadata?.labels as Record<string, string>), "workspaces.berth.dev/component": "mcp-gate" } },
+        policyTypes: ["Ingress"],
+        ingress: [{ from: [{ podSelector: {} }], ports: [{ port: 8080, protocol: "TCP" }] }],
+      });
+    }
   });
 
   it.each(examples)("%s: egress reaches DNS and the reviewed destinations of declared capabilities, nothing else", (_, workspace) => {
@@ -111,7 +124,8 @@ describe("rule 5: no ambient authority", () => {
     }
     const dns = policies.find((p) => p.metadata?.name === "allow-dns");
     expect((dns?.spec as { egress: { ports: { port: number }[] }[] }).egress[0]?.ports.map((p) => p.port)).toEqual([53, 53]);
-    expect(policies).toHaveLength(2 + declared.size);
+    const gated = (caps.mcp ?? []).some((m) => (m as { tools?: string[] }).tools !== undefined);
+    expect(policies).toHaveLength(2 + declared.size + (gated ? 2 : 0));
   });
 
   /** Everything the workspace refers to, found. */
@@ -183,6 +197,108 @@ describe("credentials reach only the container that needs them", () => {
   });
 });
 
+describe("declared MCP tools: the gate alone reaches the server, and offers only them", () => {
+  const persistent = EXAMPLE_WORKSPACES.persistent;
+  const gatePods = (objects: Record<string, KubeObject>) => {
+    const [gate] = ofKind(objects, "Deployment");
+    return { gate, pod: (gate?.spec as { template: { metadata: { labels: Record<string, string> }; spec: IPodSpec } }).template };
+  };
+  const policyFile = (objects: Record<string, KubeObject>) => JSON.parse((ofKind(objects, "ConfigMap").find((c) => c.metadata?.name === "mcp-gate")?.data as Record<string, string>)["policy.json"]!);
+  const messages = (rsp: RunFunctionResponse) => [...(rsp.conditions ?? []), ...(rsp.results ?? [])].map((c) => c.message ?? "").join("\n");
+  const selects = (policy: KubeObject, labels: Record<string, string>) =>
+    Object.entries((policy.spec as { podSelector: { matchLabels?: Record<string, string> } }).podSelector.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
+
+  it("only the gate's pods are selected by the gated server's egress; the runtime's egress is to the gate's port", () => {
+    const objects = renderObjects(persistent);
+    const { pod } = gatePods(objects);
+    const runtimeLabels = (ofKind(objects, "Job")[0]!.spec as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels;
+    const policies = ofKind(objects, "NetworkPolicy");
+    const docs = policies.find((p) => p.metadata?.name === "egress-mcp-docs")!;
+    expect(selects(docs, pod.metadata.labels)).toBe(true);
+    expect(selects(docs, runtimeLabels), "the runtime reaches the MCP server").toBe(false);
+    // Every other policy that opens egress to anything but DNS selects no runtime pod for the MCP server's pods.
+    const docsPeers = JSON.stringify((docs.spec as { egress: { to: unknown }[] }).egress[0]!.to);
+    for (const p of policies) {
+      if (p === docs || !selects(p, runtimeLabels)) continue;
+      for (const rule of (p.spec as { egress?: { to?: unknown }[] }).egress ?? []) expect(JSON.stringify(rule.to), p.metadata?.name).not.toBe(docsPeers);
+    }
+    const toGate = policies.find((p) => p.metadata?.name === "mcp-gate")!;
+    expect(selects(toGate, runtimeLabels)).toBe(true);
+    expect(toGate.spec).toEqual({
+      podSelector: {},
+      policyTypes: ["Egress"],
+      egress: [{ to: [{ podSelector: { matchLabels: pod.metadata.labels } }], ports: [{ port: 8080, protocol: "TCP" }] }],
+    });
+  });
+
+  it("the gate's policy is the document's tool list and the reviewed destination's endpoint; a new list rolls the gate", () => {
+    const objects = renderObjects(persistent);
+    expect(policyFile(objects)).toEqual({ servers: [{ name: "docs", upstream: "https://docs.mcp.svc:443/mcp", tools: ["search", "read"], credentialEnv: "BERTH_MCP_DOCS" }] });
+    const changed = renderObjects(edited(persistent, (w) => ((specOf(w).capabilities.mcp as { tools: string[] }[])[0]!.tools = ["search"])));
+    expect(policyFile(changed).servers[0].tools).toEqual(["search"]);
+    const hash = (o: Record<string, KubeObject>) => gatePods(o).pod.metadata as unknown as { annotations: Record<string, string> };
+    expect(hash(changed).annotations["workspaces.berth.dev/mcp-gate-policy"]).not.toBe(hash(objects).annotations["workspaces.berth.dev/mcp-gate-policy"]);
+  });
+
+  it("the MCP credential goes to the gate, never to the runtime, which is told the gate's URL", () => {
+    const objects = renderObjects(persistent);
+    const gate = gatePods(objects).pod.spec.containers[0]!;
+    expect(gate.env).toEqual([{ name: "BERTH_MCP_DOCS", valueFrom: { secretKeyRef: { name: "alice-docs-mcp", key: "token" } } }]);
+    const secretsOf = (c: { env?: { valueFrom?: { secretKeyRef?: { name?: string } } }[] }) => (c.env ?? []).map((e) => e.valueFrom?.secretKeyRef?.name);
+    for (const c of allContainers(podSpec(objects))) expect(secretsOf(c), c.name).not.toContain("alice-docs-mcp");
+    const runtime = podSpec(objects).containers.find((c) => c.name === "runtime")!;
+    const servers = JSON.parse(runtime.env!.find((e) => e.name === "BERTH_MCP_SERVERS")!.value!);
+    expect(servers).toEqual([{ name: "docs", tools: ["search", "read"], url: "http://mcp-gate:8080/mcp/docs" }]);
+  });
+
+  it("the gate runs hardened, as the workspace's user, and is ready once available", () => {
+    const { pod } = gatePods(renderObjects(persistent));
+    expect(pod.spec.automountServiceAccountToken).toBe(false);
+    expect(pod.spec.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } });
+    expect(pod.spec.containers[0]!.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } });
+  });
+
+  it("a workspace smaller than its gate still admits the gate: the LimitRange's max is the larger, the quota the sum", () => {
+    const small = edited(persistent, (w) => ((w.spec as { resources: unknown }).resources = { cpu: "100m", memory: "128Mi" }));
+    const objects = renderObjects(small);
+    const [limits] = ofKind(objects, "LimitRange");
+    expect((limits?.spec as { limits: { type: string; max: unknown }[] }).limits.find((l) => l.type === "Container")?.max).toEqual({ cpu: "100m", memory: "256Mi" });
+    const hard = (ofKind(objects, "ResourceQuota")[0]?.spec as { hard: Record<string, string> }).hard;
+    expect([hard["limits.cpu"], hard["limits.memory"]]).toEqual(["200m", "384Mi"]);
+    const ungated = renderObjects(edited(small, (w) => delete (specOf(w).capabilities.mcp as { tools?: string[] }[])[0]!.tools));
+    expect((ofKind(ungated, "LimitRange")[0]?.spec as { limits: { type: string; max: unknown }[] }).limits.find((l) => l.type === "Container")?.max).toEqual({ cpu: "100m", memory: "128Mi" });
+  });
+
+  it("tools omitted: no gate, the server reached directly, as declared", () => {
+    const objects = renderObjects(edited(persistent, (w) => delete (specOf(w).capabilities.mcp as { tools?: string[] }[])[0]!.tools));
+    expect(ofKind(objects, "Deployment")).toEqual([]);
+    expect(ofKind(objects, "ConfigMap")).toEqual([]);
+    expect(ofKind(objects, "Service")).toEqual([]);
+    const docs = ofKind(objects, "NetworkPolicy").find((p) => p.metadata?.name === "egress-mcp-docs")!;
+    expect((docs.spec as { podSelector: unknown }).podSelector).toEqual({});
+  });
+
+  it("declared tools and a profile without a gate: refused, naming the field, nothing rendered", () => {
+    const profile = edited(PROFILE, (p) => delete (p.spec as { mcpGate?: unknown }).mcpGate);
+    const rsp = runFunction(request(persistent, { required: { ...ALL_REQUIRED, profile: [profile] } }));
+    expect(rsp.desired?.resources ?? {}).toEqual({});
+    expect(messages(rsp)).toContain('spec.capabilities.mcp[0].tools: WorkspaceProfile "standard" has no spec.mcpGate');
+  });
+
+  it("a gated destination given as cidrs must be one address", () => {
+    const profile = edited(PROFILE, (p) => {
+      const d = (p.spec as { destinations: Record<string, unknown>[] }).destinations.find((x) => x.name === "docs-mcp")!;
+      delete d.service;
+      d.cidrs = ["10.40.0.0/24"];
+      d.ports = [{ port: 8080 }];
+    });
+    const rsp = runFunction(request(persistent, { required: { ...ALL_REQUIRED, profile: [profile] } }));
+    expect(messages(rsp)).toContain('spec.capabilities.mcp[0].destination: reviewed destination "docs-mcp" of WorkspaceProfile "standard" must be one address');
+    const single = edited(profile, (p) => ((p.spec as { destinations: Record<string, unknown>[] }).destinations.find((x) => x.name === "docs-mcp")!.cidrs = ["10.40.0.7/32"]));
+    expect(policyFile(renderObjects(persistent, { ...ALL_REQUIRED, profile: [single] })).servers[0].upstream).toBe("https://10.40.0.7:8080/mcp");
+  });
+});
+
 describe("rule 4: hostUsers where capacity is enforced at runtime", () => {
   it.each(examples)("%s: runtime-enforced capacity labels the Namespace and sets hostUsers: false", (_, workspace) => {
     const objects = renderObjects(workspace);
@@ -206,8 +322,11 @@ describe("the workspace's budget", () => {
     const spec = workspace.spec as { resources: { cpu: string; memory: string }; storage: { mode: string; size: string } };
     const [quota] = ofKind(objects, "ResourceQuota");
     const hard = (quota?.spec as { hard: Record<string, string> }).hard;
-    expect(hard["requests.cpu"]).toBe(String(spec.resources.cpu));
-    expect(hard["limits.memory"]).toBe(String(spec.resources.memory));
+    // A workspace with an MCP gate pays for it: the profile's gate resources on top, one Service.
+    const gate = ofKind(objects, "Deployment").length === 1 ? { cpu: 0.1, memory: 256 * 2 ** 20, services: "1" } : { cpu: 0, memory: 0, services: "0" };
+    expect(quantityValue(hard["requests.cpu"]!)).toBeCloseTo(quantityValue(String(spec.resources.cpu)) + gate.cpu, 9);
+    expect(quantityValue(hard["limits.memory"]!)).toBe(quantityValue(String(spec.resources.memory)) + gate.memory);
+    expect(hard.services).toBe(gate.services);
     expect(hard["requests.storage"]).toBe(spec.storage.mode === "persistent" ? spec.storage.size : "0");
     expect(hard["services.loadbalancers"]).toBe("0");
     const claims = ofKind(objects, "PersistentVolumeClaim");

@@ -63,7 +63,7 @@ export const renderDeveloperWorkspace: CompositeRenderer = (observed): Verdict =
   // Ask for the StorageClass and every destination Service together, so that Crossplane's
   // requirement loop fetches them in one round; then judge them in a fixed order.
   const storageClass = spec.storage.mode === "persistent" ? resolveStorageClass(profile.spec, required) : undefined;
-  const egress = resolveEgress(declaredCapabilities(spec.capabilities), profile, required);
+  const egress = resolveEgress(declaredCapabilities(spec.capabilities, "spec.capabilities", spec.credentials), profile, required);
   if (egress.type === "invalid") return stalled(observed, required.requirements, egress, baseStatus);
 
   let capacity: CapacityDeclaration | undefined;

@@ -2,6 +2,7 @@ import type { KubeObject } from "../model.js";
 import type { Lookup, RequiredResources } from "../required.js";
 import type { NamespaceProfile } from "../workspace.js";
 import { renderLimitRange } from "./limit-range.js";
+import { renderMcpGate } from "./mcp-gate.js";
 import { renderNamespace } from "./namespace.js";
 import { renderNetworkPolicies } from "./network-policies.js";
 import { renderRbac } from "./rbac.js";
@@ -20,6 +21,7 @@ export function renderNamespaceProfile(p: NamespaceProfile): Record<string, Kube
     ...renderNetworkPolicies(p),
     ...(volume ? { volume } : {}),
     ...renderRbac(p),
+    ...renderMcpGate(p),
   };
 }
 

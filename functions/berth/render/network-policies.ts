@@ -2,6 +2,7 @@ import type { INetworkPolicy } from "kubernetes-models/networking.k8s.io/v1/Netw
 import type { INetworkPolicyPort } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicyPort";
 import type { KubeObject } from "../model.js";
 import type { Egress, NamespaceProfile } from "../workspace.js";
+import { mcpGatePods } from "./mcp-gate.js";
 import { kube } from "./objects.js";
 
 type Protocol = "TCP" | "UDP" | "SCTP";
@@ -32,7 +33,8 @@ function policy(p: NamespaceProfile, name: string, spec: INetworkPolicy["spec"],
 }
 
 /**
- * Default deny in both directions, then DNS, then exactly one policy per declared capability.
+ * Default deny in both directions, then DNS, then exactly one policy per declared capability
+ * (for an MCP server whose tools are declared, one for the MCP gate alone: render/mcp-gate.ts).
  * Policies only ever add allowances, so a workspace's egress is the union of what its own
  * capabilities opened: nothing it did not declare, nothing the profile did not review.
  */
@@ -59,10 +61,12 @@ export function renderNetworkPolicies(p: NamespaceProfile): Record<string, KubeO
     }),
   };
   for (const egress of p.egress) {
+    // A gated MCP server is the gate's to reach: the runtime gets the gate instead.
+    const from = egress.gate ? { matchLabels: mcpGatePods(p) } : {};
     policies[`network-policy-egress-${egress.name}`] = policy(
       p,
       `egress-${egress.name}`,
-      { podSelector: {}, policyTypes: ["Egress"], egress: [{ to: egress.to, ports: egress.ports }] },
+      { podSelector: from, policyTypes: ["Egress"], egress: [{ to: egress.to, ports: egress.ports }] },
       { "workspaces.berth.dev/destination": egress.destination },
     );
   }

@@ -2,29 +2,35 @@ import type { IResourceQuota } from "kubernetes-models/v1/ResourceQuota";
 import type { KubeObject } from "../model.js";
 import type { NamespaceProfile } from "../workspace.js";
 import { WORKSPACE_OBJECT_NAME } from "./labels.js";
+import { sumCpu, sumMemory } from "../schema/quantity.js";
+import { gatedServers } from "./mcp-gate.js";
 import { kube } from "./objects.js";
 
 /**
  * The workspace's whole budget. CPU and memory requests and limits both equal what the
  * document asked for; storage is the one volume (none for ephemeral workspaces); object
  * counts stop a workload with API access from multiplying itself or exposing Services.
+ * A workspace with an MCP gate has the gate's CPU and memory on top, and its one Service.
  */
 export function renderResourceQuota(p: NamespaceProfile): KubeObject {
   const persistent = p.volume.mode === "persistent";
+  const gate = gatedServers(p).length > 0 ? p.profile.mcpGate?.resources : undefined;
+  const cpu = gate ? sumCpu(p.resources.cpu, gate.cpu) : p.resources.cpu;
+  const memory = gate ? sumMemory(p.resources.memory, gate.memory) : p.resources.memory;
   return kube<IResourceQuota>({
     apiVersion: "v1",
     kind: "ResourceQuota",
     metadata: { name: WORKSPACE_OBJECT_NAME, namespace: p.namespace, labels: p.labels },
     spec: {
       hard: {
-        "requests.cpu": p.resources.cpu,
-        "limits.cpu": p.resources.cpu,
-        "requests.memory": p.resources.memory,
-        "limits.memory": p.resources.memory,
+        "requests.cpu": cpu,
+        "limits.cpu": cpu,
+        "requests.memory": memory,
+        "limits.memory": memory,
         "requests.storage": persistent ? p.volume.size : "0",
         persistentvolumeclaims: persistent ? "1" : "0",
         pods: "4",
-        services: "0",
+        services: gate ? "1" : "0",
         "services.loadbalancers": "0",
         "services.nodeports": "0",
         configmaps: "16",

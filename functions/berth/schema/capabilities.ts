@@ -19,7 +19,9 @@ export const capabilitiesSchema = z
     .array(
       destinationRef.extend({
         name: dnsLabel(40),
-        tools: z.array(text(128)).max(64).optional().describe("Declared tools; recorded, not enforced (tool-level enforcement is an open boundary)."),
+        tools: z.array(text(128)).max(64).optional().describe(
+            "Declared tools, enforced: the runtime reaches this server only through the profile's MCP gate, which offers and forwards only these names (compared exactly) and refuses every other method. Omitted: no gate, the whole server is reachable.",
+          ),
       }),
     )
     .max(16)

@@ -23,6 +23,19 @@ export const destinationSchema = z
       .strictObject({ namespace: dnsLabel(63), name: dnsLabel(63) })
       .optional()
       .describe("An in-cluster Service: egress is allowed to its pods on its target ports."),
+    mcp: z
+      .strictObject({
+        scheme: z.enum(["http", "https"]).default("http"),
+        path: z
+          .string()
+          .max(256)
+          .regex(/^\/[A-Za-z0-9._~\/-]*$/, "must be an absolute URL path")
+          .default("/mcp"),
+      })
+      .optional()
+      .describe(
+        "Where the MCP server behind this destination answers (Streamable HTTP), for the MCP gate that enforces declared tools: the Service's first port, or the one address and first port of cidrs. Defaults to http and /mcp.",
+      ),
   })
   .check((ctx) => {
     const d = ctx.value;
@@ -82,6 +95,15 @@ export const workspaceProfileSpecSchema = z.strictObject({
   checkout: z.strictObject({
     image: image.describe("Image of the init container that checks out the source; it alone receives the Git credential."),
   }),
+  mcpGate: z
+    .strictObject({
+      image: image.describe("Image of the MCP gate (Berth's mcp-gate image, built by `npm run image -- --gate`)."),
+      resources: resourceList.default({ cpu: "100m", memory: "256Mi" }).describe("The gate's CPU and memory, added to each gated workspace's quota."),
+    })
+    .optional()
+    .describe(
+      "The MCP gate: a pod in each workspace that declares MCP tools, the only one that reaches those MCP servers, offering and forwarding only the declared tools. Required for any workspace that declares spec.capabilities.mcp[].tools.",
+    ),
   user: z
     .strictObject({
       uid: z.int().min(1).max(2147483647).default(65532),

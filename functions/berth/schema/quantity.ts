@@ -30,6 +30,19 @@ export function quantityValue(quantity: string): number {
 }
 
 /**
+ * The sum of CPU quantities, in millicores ("2100m"), or of memory quantities, in whole
+ * bytes unless it is a whole number of mebibytes ("1152Mi"): exact for anything a document
+ * can declare (millicores, whole bytes), where adding values in cores or bytes as floats is not.
+ */
+export function sumCpu(...quantities: string[]): string {
+  return `${quantities.reduce((total, q) => total + Math.round(quantityValue(q) * 1000), 0)}m`;
+}
+export function sumMemory(...quantities: string[]): string {
+  const bytes = quantities.reduce((total, q) => total + Math.round(quantityValue(q)), 0);
+  return bytes % 2 ** 20 === 0 ? `${bytes / 2 ** 20}Mi` : String(bytes);
+}
+
+/**
  * A Kubernetes quantity written as a string ("500m", "8Gi") or a whole number (2), always
  * handed on as a string so rendered objects read the same whichever the author wrote.
  * In the XRD it is `x-kubernetes-int-or-string`, as Kubernetes declares its own quantities.

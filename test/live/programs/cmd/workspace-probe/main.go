@@ -40,6 +40,7 @@ var commands = map[string]command{
 	"tcp":         {"tcp HOST:PORT [--timeout DURATION]", cmdTCP},
 	"dns":         {"dns NAME [--timeout DURATION]", cmdDNS},
 	"http":        {"http URL [--bearer-file PATH] [--ca-file PATH] [--timeout DURATION]", cmdHTTP},
+	"mcp":         {"mcp URL --script JSON [--timeout DURATION]", cmdMCP},
 	"kube":        {"kube GET-PATH [--timeout DURATION]", cmdKube},
 	"write":       {"write PATH SIZE", cmdWrite},
 	"read":        {"read PATH", cmdRead},

@@ -1,0 +1,124 @@
+import type { IDeployment } from "kubernetes-models/apps/v1/Deployment";
+import type { INetworkPolicy } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicy";
+import type { IConfigMap } from "kubernetes-models/v1/ConfigMap";
+import type { IService } from "kubernetes-models/v1/Service";
+import { specHash } from "../hash.js";
+import type { KubeObject } from "../model.js";
+import type { GatedMcpServer, NamespaceProfile } from "../workspace.js";
+import { hardenedContainerSecurityContext, hardenedPodSpec } from "./pod-security.js";
+import { kube } from "./objects.js";
+
+// The MCP gate: one pod per workspace that declares MCP tools, the only pod there that reaches
+// those MCP servers. It is a separate pod, not a container beside the runtime, because a
+// NetworkPolicy selects pods: a container sharing the runtime's pod would share its egress too.
+
+export const MCP_GATE_NAME = "mcp-gate";
+export const MCP_GATE_PORT = 8080;
+const POLICY_DIR = "/etc/berth/mcp-gate";
+const POLICY_FILE = "policy.json";
+const COMPONENT_LABEL = "workspaces.berth.dev/component";
+
+/** The gate's pods, and only they. */
+export const mcpGatePods = (p: NamespaceProfile): Record<string, string> => ({ ...p.labels, [COMPONENT_LABEL]: MCP_GATE_NAME });
+
+/** Every declared MCP server that only the gate reaches. */
+export function gatedServers(p: NamespaceProfile): GatedMcpServer[] {
+  return p.egress.flatMap((e) => (e.gate ? [e.gate] : []));
+}
+
+/** Where the runtime finds a gated server: the gate's Service, in the workspace's Namespace. */
+export function gatedServerUrl(server: string): string {
+  return `http://${MCP_GATE_NAME}:${MCP_GATE_PORT}/mcp/${server}`;
+}
+
+const credentialEnv = (server: string) => `BERTH_MCP_${server.toUpperCase().replace(/-/g, "_")}`;
+
+/** The gate's policy file, as functions/mcp-gate/policy.ts reads it: one line of JSON. */
+export function mcpGatePolicy(servers: readonly GatedMcpServer[]): string {
+  const policy = {
+    servers: servers.map((s) => ({
+      name: s.server,
+      upstream: s.upstream,
+      tools: [...s.tools],
+      ...(s.credential ? { credentialEnv: credentialEnv(s.server) } : {}),
+    })),
+  };
+  return JSON.stringify(policy);
+}
+
+/**
+ * The gate's objects, none when no MCP server is gated: its policy (a ConfigMap Crossplane keeps
+ * as rendered, so a GitOps change of the tool list is what changes the policy, and an edit in
+ * the cluster is reverted), the Deployment that runs it, the Service the runtime calls, and
+ * the two policies that let the workspace's pods reach it and nothing else reach it.
+ */
+export function renderMcpGate(p: NamespaceProfile): Record<string, KubeObject> {
+  const servers = gatedServers(p);
+  const gate = p.profile.mcpGate;
+  if (servers.length === 0 || gate === undefined) return {};
+  const policy = mcpGatePolicy(servers);
+  const pods = mcpGatePods(p);
+  const metadata = { name: MCP_GATE_NAME, namespace: p.namespace, labels: p.labels };
+  return {
+    "mcp-gate-policy": kube<IConfigMap>({ apiVersion: "v1", kind: "ConfigMap", metadata, data: { [POLICY_FILE]: policy } }),
+    "mcp-gate": kube<IDeployment>({
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata,
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: pods },
+        template: {
+          // A new policy rolls the pod: the gate reads its policy once, at start.
+          metadata: { labels: pods, annotations: { "workspaces.berth.dev/mcp-gate-policy": specHash(policy) } },
+          spec: {
+            ...hardenedPodSpec(p),
+            containers: [
+              {
+                name: "gate",
+                image: gate.image,
+                args: ["--policy", `${POLICY_DIR}/${POLICY_FILE}`, "--listen", `0.0.0.0:${MCP_GATE_PORT}`],
+                ports: [{ name: "mcp", containerPort: MCP_GATE_PORT, protocol: "TCP" }],
+                env: servers.flatMap((s) =>
+                  s.credential ? [{ name: credentialEnv(s.server), valueFrom: { secretKeyRef: { name: s.credential.name, key: s.credential.key } } }] : [],
+                ),
+                readinessProbe: { httpGet: { path: "/healthz", port: MCP_GATE_PORT }, periodSeconds: 2 },
+                resources: { requests: gate.resources, limits: gate.resources },
+                securityContext: hardenedContainerSecurityContext(),
+                volumeMounts: [{ name: "policy", mountPath: POLICY_DIR, readOnly: true }],
+              },
+            ],
+            volumes: [{ name: "policy", configMap: { name: MCP_GATE_NAME } }],
+          },
+        },
+      },
+    }),
+    "mcp-gate-service": kube<IService>({
+      apiVersion: "v1",
+      kind: "Service",
+      metadata,
+      spec: { selector: pods, ports: [{ name: "mcp", port: MCP_GATE_PORT, targetPort: MCP_GATE_PORT, protocol: "TCP" }] },
+    }),
+    "network-policy-mcp-gate": kube<INetworkPolicy>({
+      apiVersion: "networking.k8s.io/v1",
+      kind: "NetworkPolicy",
+      metadata: { name: "mcp-gate", namespace: p.namespace, labels: p.labels },
+      spec: {
+        // The workspace's pods may call the gate, and the gate accepts calls from them alone.
+        podSelector: {},
+        policyTypes: ["Egress"],
+        egress: [{ to: [{ podSelector: { matchLabels: pods } }], ports: [{ port: MCP_GATE_PORT, protocol: "TCP" }] }],
+      },
+    }),
+    "network-policy-mcp-gate-ingress": kube<INetworkPolicy>({
+      apiVersion: "networking.k8s.io/v1",
+      kind: "NetworkPolicy",
+      metadata: { name: "mcp-gate-ingress", namespace: p.namespace, labels: p.labels },
+      spec: {
+        podSelector: { matchLabels: pods },
+        policyTypes: ["Ingress"],
+        ingress: [{ from: [{ podSelector: {} }], ports: [{ port: MCP_GATE_PORT, protocol: "TCP" }] }],
+      },
+    }),
+  };
+}
