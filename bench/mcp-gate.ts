@@ -1,5 +1,6 @@
 // What the MCP gate costs, measured side by side in one run (npm run bench:mcp-gate):
-//  1. start-up: spawning the esbuild bundle (what the image ships) until /healthz answers 200;
+//  1. start-up: spawning the esbuild bundle (what the image ships, with the image's Node flags)
+//     until /healthz answers 200;
 //  2. memory: the gate process's VmRSS idle and after the calls below, and its peak (VmHWM);
 //  3. per-call latency of tools/call on a declared tool through the gate, against the same call
 //     straight to the upstream (the floor). Batches alternate so machine noise hits both alike.
@@ -13,6 +14,8 @@ import { parseArgs } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { build } from "esbuild";
+import { GATE } from "../image/build.js";
+import { shippedNodeFlags } from "../image/shipped.js";
 import { freePort, startRecordingUpstream } from "../test/support/mcp-upstream.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -58,7 +61,8 @@ async function spawnGate(policyFile: string): Promise<Gate> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const started = performance.now();
-  const child = spawn(process.execPath, [BUNDLE, "--policy", policyFile, "--listen", `127.0.0.1:${port}`], { stdio: ["ignore", "ignore", "inherit"] });
+  // With the image's own Node flags (package/mcp-gate/Dockerfile's ENTRYPOINT), as it runs in a pod.
+  const child = spawn(process.execPath, [...shippedNodeFlags(GATE.dockerfile), BUNDLE, "--policy", policyFile, "--listen", `127.0.0.1:${port}`], { stdio: ["ignore", "ignore", "inherit"] });
   for (;;) {
     if (child.exitCode !== null) throw new Error(`gate exited ${child.exitCode}`);
     const ok = await fetch(`${url}/healthz`).then((r) => r.status === 200, () => false);

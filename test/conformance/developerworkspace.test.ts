@@ -99,7 +99,12 @@ describe("DeveloperWorkspace on a real control plane", () => {
       // the example's runtime image (registry.example.com) cannot be pulled and its storage
       // class has no provisioner here, so the workspace must keep saying what it waits for and
       // never claim Ready. (Ready on running pods and bound volumes: the live suite.)
-      const waits = [...(Object.values(live).some((o) => o.kind === "PersistentVolumeClaim") ? ["volume"] : []), "workload"];
+      // The MCP gate's example image cannot be pulled either.
+      const waits = [
+        ...(Object.values(live).some((o) => o.kind === "Deployment") ? ["mcp-gate"] : []),
+        ...(Object.values(live).some((o) => o.kind === "PersistentVolumeClaim") ? ["volume"] : []),
+        "workload",
+      ];
       // Berth's phase says Provisioning with one message for the whole phase; Crossplane's Ready
       // condition names what is not ready.
       const xr = await waitFor(`${name} Provisioning, its Ready condition naming ${waits.join(", ")}`, async () => {

@@ -157,8 +157,8 @@ describe("every object Berth renders is a fixed point of Crossplane's apply", ()
   it("the examples compose every kind Berth renders", () => {
     const kinds = new Set(composed.flatMap((x) => x.objects.map(({ object }) => object.kind)));
     expect([...kinds].sort()).toEqual([
-      "ActorTemplate", "ClusterRole", "Job", "LimitRange", "Namespace", "NetworkPolicy", "PersistentVolumeClaim", "ResourceQuota",
-      "Role", "RoleBinding", "Sandbox", "ServiceAccount", "ValidatingAdmissionPolicyBinding", "VolumeSnapshot", "VolumeSnapshotContent", "WorkerPool",
+      "ActorTemplate", "ClusterRole", "ConfigMap", "Deployment", "Job", "LimitRange", "Namespace", "NetworkPolicy", "PersistentVolumeClaim", "ResourceQuota",
+      "Role", "RoleBinding", "Sandbox", "Service", "ServiceAccount", "ValidatingAdmissionPolicyBinding", "VolumeSnapshot", "VolumeSnapshotContent", "WorkerPool",
     ]);
   });
 

@@ -307,7 +307,8 @@ export async function classPermitsInEffect(c: Cluster, className: string, as?: I
 
 /**
  * What the node and the runtimes' controllers would report once a workspace runs: the PVC Bound
- * (no binder), the Job with a ready pod (no kubelet, no Job controller), the Sandbox Ready as
+ * (no binder), the Job with a ready pod (no kubelet, no Job controller), the MCP gate's Deployment
+ * available (no Deployment controller), the Sandbox Ready as
  * agent-sandbox v1.0.1 writes it (each condition for the Sandbox's current generation: Berth reads
  * no other). The local control plane runs none of them, so the conformance suite, the fault suite
  * and bench:system write it by hand through the status subresource; nothing there reverts it,
@@ -317,6 +318,7 @@ export async function classPermitsInEffect(c: Cluster, className: string, as?: I
 const RUNNING_STATUS: Record<string, (now: string, generation: number) => unknown> = {
   PersistentVolumeClaim: () => ({ phase: "Bound" }),
   Job: (now) => ({ startTime: now, active: 1, ready: 1 }),
+  Deployment: () => ({ replicas: 1, readyReplicas: 1, availableReplicas: 1 }),
   Sandbox: (now, generation) => ({
     conditions: [
       { type: "Ready", status: "True", reason: "DependenciesReady", message: "Pod is Ready (a test stands in for agent-sandbox)", observedGeneration: generation, lastTransitionTime: now },
