@@ -269,6 +269,18 @@ describe("declared MCP tools: the gate alone reaches the server, and offers only
     expect((ofKind(ungated, "LimitRange")[0]?.spec as { limits: { type: string; max: unknown }[] }).limits.find((l) => l.type === "Container")?.max).toEqual({ cpu: "100m", memory: "128Mi" });
   });
 
+  it("an ExecutionWorkspace that declares MCP tools gets its gate too, and its runtime is told the gate's URL", () => {
+    const ew = edited(EW_SANDBOX, (w) => {
+      const requests = (w.spec as { requests: { capabilities?: Record<string, unknown> } }).requests;
+      requests.capabilities = { ...requests.capabilities, mcp: [{ name: "docs", destination: "docs-mcp", tools: ["search"] }] };
+    });
+    const objects = renderObjects(ew, SANDBOX_REQUIRED);
+    expect(policyFile(objects)).toEqual({ servers: [{ name: "docs", upstream: "https://docs.mcp.svc:443/mcp", tools: ["search"] }] });
+    const [sandbox] = ofKind(objects, "Sandbox");
+    const runtime = (sandbox?.spec as { podTemplate: { spec: IPodSpec } }).podTemplate.spec.containers.find((c) => c.name === "runtime")!;
+    expect(JSON.parse(runtime.env!.find((e) => e.name === "BERTH_MCP_SERVERS")!.value!)).toEqual([{ name: "docs", tools: ["search"], url: "http://mcp-gate:8080/mcp/docs" }]);
+  });
+
   it("tools omitted: no gate, the server reached directly, as declared", () => {
     const objects = renderObjects(edited(persistent, (w) => delete (specOf(w).capabilities.mcp as { tools?: string[] }[])[0]!.tools));
     expect(ofKind(objects, "Deployment")).toEqual([]);

@@ -10,6 +10,7 @@ import { beyondProfile, resolveProfile, resolveStorageClass } from "../profile.j
 import { PROVISIONING, unready, withReadiness } from "../readiness.js";
 import { describeRequirement, RequiredResources } from "../required.js";
 import { workspaceLabels, workspaceNamespace } from "../render/labels.js";
+import { mcpServersEnv } from "../render/mcp-gate.js";
 import { inCreationOrder, renderNamespaceProfile, workspaceNamespaceLookup } from "../render/namespace-profile.js";
 import { keepRunningTemplate } from "../render/running-template.js";
 import { renderSandbox } from "../render/sandbox.js";
@@ -300,6 +301,7 @@ export const renderExecutionWorkspace: CompositeRenderer = (observed): Verdict =
     { name: "BERTH_SESSION", value: spec.sessionRef.name },
     { name: "BERTH_IDLE_TIMEOUT_MINUTES", value: String(cls.spec.lifecycle.idleTimeoutMinutes) },
     { name: "BERTH_ON_DETACH", value: g.onDetach },
+    ...mcpServersEnv(g.capabilities.mcp, namespaceProfile),
   ];
   // Past its maximum lifetime the runtime goes as the class's deletionPolicy.providerResources
   // says (Delete: not rendered, so Crossplane removes it; Retain: kept, stopped), and the

@@ -31,6 +31,17 @@ export function gatedServerUrl(server: string): string {
   return `http://${MCP_GATE_NAME}:${MCP_GATE_PORT}/mcp/${server}`;
 }
 
+/**
+ * `BERTH_MCP_SERVERS` for the runtime: each declared MCP server with its tools, and for a gated
+ * one the gate's URL, the only way there. None when nothing is declared.
+ */
+export function mcpServersEnv(mcp: readonly { name: string; tools?: readonly string[] | undefined }[], p: NamespaceProfile): { name: string; value: string }[] {
+  if (mcp.length === 0) return [];
+  const gated = new Set(gatedServers(p).map((s) => s.server));
+  const servers = mcp.map(({ name, tools }) => ({ name, tools: tools ?? [], ...(gated.has(name) ? { url: gatedServerUrl(name) } : {}) }));
+  return [{ name: "BERTH_MCP_SERVERS", value: JSON.stringify(servers) }];
+}
+
 const credentialEnv = (server: string) => `BERTH_MCP_${server.toUpperCase().replace(/-/g, "_")}`;
 
 /** The gate's policy file, as functions/mcp-gate/policy.ts reads it: one line of JSON. */

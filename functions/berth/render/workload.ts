@@ -8,7 +8,7 @@ import type { NamespaceProfile } from "../workspace.js";
 import { WORKSPACE_OBJECT_NAME } from "./labels.js";
 import { API_TOKEN_MOUNT, apiTokenVolume, hardenedContainerSecurityContext, hardenedPodSpec, SCRATCH_MOUNTS, SCRATCH_VOLUMES } from "./pod-security.js";
 import { WORKSPACE_VOLUME, workspaceVolume } from "./storage.js";
-import { gatedServers, gatedServerUrl } from "./mcp-gate.js";
+import { gatedServers, mcpServersEnv } from "./mcp-gate.js";
 import { kube } from "./objects.js";
 
 type Runtime = WorkspaceProfileSpec["runtimes"][number];
@@ -53,12 +53,9 @@ function runtimeContainer(spec: DeveloperWorkspaceSpec, runtime: Runtime, p: Nam
   if (spec.model) env.push({ name: "BERTH_MODEL", value: spec.model.name });
   if (spec.verification) env.push({ name: "BERTH_VERIFICATION_COMMAND", value: JSON.stringify(spec.verification.command) });
   if (spec.lifecycle.idleTimeoutMinutes !== undefined) env.push({ name: "BERTH_IDLE_TIMEOUT_MINUTES", value: String(spec.lifecycle.idleTimeoutMinutes) });
+  env.push(...mcpServersEnv(spec.capabilities.mcp, p));
   // A gated server is reached at the gate, whose credential for it the runtime never sees.
   const gated = new Set(gatedServers(p).map((s) => s.server));
-  if (spec.capabilities.mcp.length > 0) {
-    const servers = spec.capabilities.mcp.map(({ name, tools }) => ({ name, tools: tools ?? [], ...(gated.has(name) ? { url: gatedServerUrl(name) } : {}) }));
-    env.push({ name: "BERTH_MCP_SERVERS", value: JSON.stringify(servers) });
-  }
   for (const c of spec.credentials) {
     if (c.purpose === "git" || (c.purpose === "mcp" && gated.has(c.name))) continue;
     env.push(credentialEnv(c, envName(c)));
