@@ -1,4 +1,4 @@
-// sudo npm run bench:system:live [-- --n 10] [--sessions 10] [--sessions-at-once 20] [--pause 20] [--json <file>]
+// sudo npm run bench:system:live [-- --n 10] [--sessions 10] [--sessions-at-once 20] [--pause 20] [--mcp-gate] [--json <file>]
 //
 // Time to Ready where a node really runs the workspaces: the live cluster (test/live/cluster.ts:
 // the local control plane, a real node with kubelet, containerd, runc, kube-proxy and CoreDNS,
@@ -16,6 +16,10 @@
 //   ready      the XR's phase is Ready (Berth saw the volume bound and the Job ready);
 // and then the time until every workspace is gone after the XRs are deleted.
 //
+// --mcp-gate: every other pair of workspaces declares MCP tools (test/live/fixtures.ts), so it
+// runs an MCP gate beside its runtime; the others are its floor. Each stage is then also
+// reported for the gated and the ungated half, side by side in the same burst.
+//
 // ExecutionWorkspaces on the agent-sandbox class (bench/sessions-live.ts): create, suspend and
 // resume, `--sessions` of them one at a time and `--sessions-at-once` together, each beside the
 // floor of the same controller (the same Sandbox applied directly into a namespace that already
@@ -30,11 +34,18 @@ import { cpus } from "node:os";
 import { parseArgs } from "node:util";
 import { condition, type Obj } from "../test/conformance/setup.js";
 import { startLiveCluster } from "../test/live/cluster.js";
-import { developerWorkspace, FIXTURES_NS, gitTokenSecret, installHarness } from "../test/live/fixtures.js";
+import { developerWorkspace, FIXTURES_NS, gitTokenSecret, installHarness, mcpTokenSecret } from "../test/live/fixtures.js";
 import { latencyTable, measureSessions } from "./sessions-live.js";
 
 const { values: opts } = parseArgs({
-  options: { n: { type: "string", default: "10" }, sessions: { type: "string", default: "10" }, "sessions-at-once": { type: "string", default: "20" }, pause: { type: "string", default: "20" }, json: { type: "string" } },
+  options: {
+    n: { type: "string", default: "10" },
+    sessions: { type: "string", default: "10" },
+    "sessions-at-once": { type: "string", default: "20" },
+    pause: { type: "string", default: "20" },
+    "mcp-gate": { type: "boolean", default: false },
+    json: { type: "string" },
+  },
   allowPositionals: false,
 });
 const count = (flag: string, text: string) => {
@@ -46,6 +57,8 @@ const N = count("n", opts.n);
 const SESSIONS = count("sessions", opts.sessions);
 const SESSIONS_AT_ONCE = count("sessions-at-once", opts["sessions-at-once"]);
 const PAUSE_S = count("pause", opts.pause);
+const MCP_GATE = opts["mcp-gate"];
+if (MCP_GATE && N < 4) throw new Error(`--mcp-gate needs --n 4 or more (a gated and an ungated pair), not ${N}`);
 const API = "workspaces.berth.dev/v1alpha1";
 const STAGES = ["namespace", "synced", "running", "ready"] as const;
 type Stage = (typeof STAGES)[number];
@@ -59,7 +72,12 @@ const round = (s: number) => Math.round(s * 10) / 10;
 
 /** N DeveloperWorkspaces at once, timed to each stage; then all deleted. */
 async function measureDeveloperWorkspaces(gitToken: string): Promise<Record<string, number>> {
-  const docs = Array.from({ length: N }, (_, i) => developerWorkspace(`bench-${String(i).padStart(3, "0")}`, { storage: i % 2 === 0 ? "persistent" : "ephemeral", kubernetes: "none" }));
+  // With --mcp-gate, workspaces 2-3, 6-7, ... are gated: one persistent and one ephemeral each.
+  const gated = (i: number) => MCP_GATE && Math.floor(i / 2) % 2 === 1;
+  const docs = Array.from({ length: N }, (_, i) =>
+    developerWorkspace(`bench-${String(i).padStart(3, "0")}`, { storage: i % 2 === 0 ? "persistent" : "ephemeral", kubernetes: "none", mcp: gated(i) }),
+  );
+  const isGated = new Set(docs.filter((_, i) => gated(i)).map((d) => d.metadata!.name!));
   const ns = (d: Obj) => `ws-${d.spec.workspaceID}`;
   const reached = new Map<string, Partial<Record<Stage, number>>>(docs.map((d) => [d.metadata!.name!, {}]));
   const t0 = Date.now();
@@ -80,6 +98,7 @@ async function measureDeveloperWorkspaces(gitToken: string): Promise<Record<stri
       if (r.namespace === undefined && (await live.cluster.get("v1", "Namespace", ns(d)))) {
         r.namespace = now;
         await live.cluster.apply(gitTokenSecret(ns(d), gitToken));
+        if (isGated.has(d.metadata!.name!)) await live.cluster.apply(mcpTokenSecret(ns(d), gitToken));
       }
       if (r.synced === undefined && condition(xr, "Synced")?.status === "True") r.synced = now;
       const runtime = pods.find((p) => p.metadata.namespace === ns(d) && p.metadata.labels?.["job-name"] === "workspace");
@@ -89,9 +108,19 @@ async function measureDeveloperWorkspaces(gitToken: string): Promise<Record<stri
     await sleep(500);
   }
 
-  const per = (stage: Stage) => [...reached.values()].map((r) => r[stage]! / 1000);
+  const per = (stage: Stage, which: (name: string) => boolean = () => true) => [...reached].filter(([name]) => which(name)).map(([, r]) => r[stage]! / 1000);
   const figures = Object.fromEntries(STAGES.map((s) => [s, { median_s: round(median(per(s))), all_s: round(Math.max(...per(s))) }])) as Record<Stage, { median_s: number; all_s: number }>;
   for (const s of STAGES) say(`${s.padEnd(9)} median ${figures[s].median_s} s, all ${figures[s].all_s} s`);
+  const halves: Record<string, number> = {};
+  if (MCP_GATE) {
+    for (const s of STAGES) {
+      const withGate = median(per(s, (name) => isGated.has(name)));
+      const without = median(per(s, (name) => !isGated.has(name)));
+      say(`${s.padEnd(9)} median with an MCP gate ${round(withGate)} s, without ${round(without)} s (${isGated.size} and ${N - isGated.size} workspaces)`);
+      halves[`${s}_median_gated_s`] = round(withGate);
+      halves[`${s}_median_ungated_s`] = round(without);
+    }
+  }
 
   const tDelete = Date.now();
   await Promise.all(docs.map((d) => live.cluster.delete(API, "DeveloperWorkspace", d.metadata!.name!)));
@@ -107,14 +136,20 @@ async function measureDeveloperWorkspaces(gitToken: string): Promise<Record<stri
     ...Object.fromEntries(STAGES.map((s) => [`${s}_median_s`, figures[s].median_s])),
     ...Object.fromEntries(STAGES.map((s) => [`${s}_all_s`, figures[s].all_s])),
     deleted_all_s: deletedS,
+    ...halves,
   };
 }
 
 const live = await startLiveCluster({ log: say });
 try {
   const gitToken = randomBytes(18).toString("hex");
-  // The profile names two host ports; nothing listens on them, and readiness never uses them.
-  await installHarness(live, { hostIP: live.network.hostIP, apiPort: live.apiServer.port, declaredHostPort: 65001, undeclaredHostPort: 65002 }, gitToken);
+  // The profile names host ports nothing listens on: readiness never uses them (an MCP gate
+  // connects to its servers only when the runtime opens a session).
+  await installHarness(
+    live,
+    { hostIP: live.network.hostIP, apiPort: live.apiServer.port, declaredHostPort: 65001, undeclaredHostPort: 65002, mcpRecordingPort: 65003, mcpEverythingPort: 65004 },
+    gitToken,
+  );
   // The checkouts clone from the git fixture: it runs before the clock starts.
   await live.cp.kube.waitFor("the harness's pods running", async () => {
     const pods = await live.cp.kube.list<any>("v1", "Pod", FIXTURES_NS);

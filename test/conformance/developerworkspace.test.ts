@@ -11,6 +11,17 @@ import { Cluster, condition, hasRunningStatus, load, loadOne, type Obj, printedC
 
 const c = new Cluster(inject("kubeconfig"));
 const API = "workspaces.berth.dev/v1alpha1";
+/**
+ * How Crossplane lists unready resources in the Ready condition (crossplane-runtime's
+ * StableNAndSomeMore with its default of 3): sorted, "a, b", "a, b, and c", "a, b, c, and 2 more".
+ */
+function crossplaneList(names: readonly string[]): string {
+  const sorted = [...names].sort();
+  if (sorted.length > 3) return `${sorted.slice(0, 3).join(", ")}, and ${sorted.length - 3} more`;
+  if (sorted.length === 3) return `${sorted.slice(0, 2).join(", ")}, and ${sorted[2]}`;
+  return sorted.join(", ");
+}
+
 const EXAMPLES = ["persistent", "ephemeral", "review"].map((name) => ({ name, doc: loadOne(`examples/developerworkspace-${name}.yaml`) }));
 const GC_TIMEOUT = 180_000; // the garbage collector rediscovers new kinds every 30 s, then Namespace deletion follows
 
@@ -109,8 +120,11 @@ describe("DeveloperWorkspace on a real control plane", () => {
       // condition names what is not ready.
       const xr = await waitFor(`${name} Provisioning, its Ready condition naming ${waits.join(", ")}`, async () => {
         const x = await xrOf(name);
-        return x?.status?.phase === "Provisioning" && condition(x, "Ready")?.message === `Unready resources: ${waits.join(", ")}` && x;
-      }, 90_000, 1000);
+        return x?.status?.phase === "Provisioning" && condition(x, "Ready")?.message === `Unready resources: ${crossplaneList(waits)}` && x;
+      }, 90_000, 1000).catch(async (e) => {
+        const x = await xrOf(name);
+        throw new Error(`${e instanceof Error ? e.message : e}; the XR says phase ${x?.status?.phase}, Ready: ${condition(x, "Ready")?.message}, Synced: ${condition(x, "Synced")?.message}`);
+      });
       expect(xr.status.message).toBe(PROVISIONING.message);
       expect(condition(xr, "Ready")?.status).toBe("False");
       for (const o of Object.values(live).filter((o) => o.kind === "Job")) expect((await c.getOf(o))?.status?.ready ?? 0, ref(o)).toBe(0);
