@@ -4,7 +4,7 @@ import type { KubeObject } from "../model.js";
 import { quantityValue } from "../schema/quantity.js";
 import type { NamespaceProfile } from "../workspace.js";
 import { WORKSPACE_OBJECT_NAME } from "./labels.js";
-import { gatedServers } from "./mcp-gate.js";
+import { gateResources } from "./mcp-gate.js";
 import { kube } from "./objects.js";
 
 const smaller = (a: string, b: string) => (quantityValue(a) <= quantityValue(b) ? a : b);
@@ -18,7 +18,7 @@ const larger = (a: string, b: string) => (quantityValue(a) >= quantityValue(b) ?
  * workspace; the quota still holds the sum of the two.
  */
 export function renderLimitRange(p: NamespaceProfile): KubeObject {
-  const gate = gatedServers(p).length > 0 ? p.profile.mcpGate?.resources : undefined;
+  const gate = gateResources(p);
   const max = gate ? { cpu: larger(p.resources.cpu, gate.cpu), memory: larger(p.resources.memory, gate.memory) } : p.resources;
   const def = { cpu: smaller(p.profile.limits.default.cpu, max.cpu), memory: smaller(p.profile.limits.default.memory, max.memory) };
   const defaultRequest = {

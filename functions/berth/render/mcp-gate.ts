@@ -1,8 +1,8 @@
 import type { IDeployment } from "kubernetes-models/apps/v1/Deployment";
-import type { INetworkPolicy } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicy";
 import type { IConfigMap } from "kubernetes-models/v1/ConfigMap";
 import type { IService } from "kubernetes-models/v1/Service";
 import { specHash } from "../hash.js";
+import type { Policy } from "../../mcp-gate/policy.js";
 import type { KubeObject } from "../model.js";
 import type { GatedMcpServer, NamespaceProfile } from "../workspace.js";
 import { hardenedContainerSecurityContext, hardenedPodSpec } from "./pod-security.js";
@@ -26,6 +26,11 @@ export function gatedServers(p: NamespaceProfile): GatedMcpServer[] {
   return p.egress.flatMap((e) => (e.gate ? [e.gate] : []));
 }
 
+/** The gate's CPU and memory when the workspace has a gate: the quota and LimitRange make room for them. */
+export function gateResources(p: NamespaceProfile): { cpu: string; memory: string } | undefined {
+  return gatedServers(p).length > 0 ? p.profile.mcpGate?.resources : undefined;
+}
+
 /** Where the runtime finds a gated server: the gate's Service, in the workspace's Namespace. */
 export function gatedServerUrl(server: string): string {
   return `http://${MCP_GATE_NAME}:${MCP_GATE_PORT}/mcp/${server}`;
@@ -46,7 +51,7 @@ const credentialEnv = (server: string) => `BERTH_MCP_${server.toUpperCase().repl
 
 /** The gate's policy file, as functions/mcp-gate/policy.ts reads it: one line of JSON. */
 export function mcpGatePolicy(servers: readonly GatedMcpServer[]): string {
-  const policy = {
+  const policy: Policy = {
     servers: servers.map((s) => ({
       name: s.server,
       upstream: s.upstream,
@@ -60,8 +65,8 @@ export function mcpGatePolicy(servers: readonly GatedMcpServer[]): string {
 /**
  * The gate's objects, none when no MCP server is gated: its policy (a ConfigMap Crossplane keeps
  * as rendered, so a GitOps change of the tool list is what changes the policy, and an edit in
- * the cluster is reverted), the Deployment that runs it, the Service the runtime calls, and
- * the two policies that let the workspace's pods reach it and nothing else reach it.
+ * the cluster is reverted), the Deployment that runs it and the Service the runtime calls. The
+ * policies that let the workspace's pods reach it are with the others (network-policies.ts).
  */
 export function renderMcpGate(p: NamespaceProfile): Record<string, KubeObject> {
   const servers = gatedServers(p);
@@ -109,27 +114,6 @@ export function renderMcpGate(p: NamespaceProfile): Record<string, KubeObject> {
       kind: "Service",
       metadata,
       spec: { selector: pods, ports: [{ name: "mcp", port: MCP_GATE_PORT, targetPort: MCP_GATE_PORT, protocol: "TCP" }] },
-    }),
-    "network-policy-mcp-gate": kube<INetworkPolicy>({
-      apiVersion: "networking.k8s.io/v1",
-      kind: "NetworkPolicy",
-      metadata: { name: "mcp-gate", namespace: p.namespace, labels: p.labels },
-      spec: {
-        // The workspace's pods may call the gate, and the gate accepts calls from them alone.
-        podSelector: {},
-        policyTypes: ["Egress"],
-        egress: [{ to: [{ podSelector: { matchLabels: pods } }], ports: [{ port: MCP_GATE_PORT, protocol: "TCP" }] }],
-      },
-    }),
-    "network-policy-mcp-gate-ingress": kube<INetworkPolicy>({
-      apiVersion: "networking.k8s.io/v1",
-      kind: "NetworkPolicy",
-      metadata: { name: "mcp-gate-ingress", namespace: p.namespace, labels: p.labels },
-      spec: {
-        podSelector: { matchLabels: pods },
-        policyTypes: ["Ingress"],
-        ingress: [{ from: [{ podSelector: {} }], ports: [{ port: MCP_GATE_PORT, protocol: "TCP" }] }],
-      },
     }),
   };
 }

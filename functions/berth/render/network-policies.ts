@@ -2,7 +2,7 @@ import type { INetworkPolicy } from "kubernetes-models/networking.k8s.io/v1/Netw
 import type { INetworkPolicyPort } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicyPort";
 import type { KubeObject } from "../model.js";
 import type { Egress, NamespaceProfile } from "../workspace.js";
-import { mcpGatePods } from "./mcp-gate.js";
+import { gatedServers, MCP_GATE_PORT, mcpGatePods } from "./mcp-gate.js";
 import { kube } from "./objects.js";
 
 type Protocol = "TCP" | "UDP" | "SCTP";
@@ -34,7 +34,8 @@ function policy(p: NamespaceProfile, name: string, spec: INetworkPolicy["spec"],
 
 /**
  * Default deny in both directions, then DNS, then exactly one policy per declared capability
- * (for an MCP server whose tools are declared, one for the MCP gate alone: render/mcp-gate.ts).
+ * (for an MCP server whose tools are declared, one for the MCP gate alone: render/mcp-gate.ts),
+ * and with a gate, the two that let the workspace's pods, and only they, reach it.
  * Policies only ever add allowances, so a workspace's egress is the union of what its own
  * capabilities opened: nothing it did not declare, nothing the profile did not review.
  */
@@ -69,6 +70,13 @@ export function renderNetworkPolicies(p: NamespaceProfile): Record<string, KubeO
       { podSelector: from, policyTypes: ["Egress"], egress: [{ to: egress.to, ports: egress.ports }] },
       { "workspaces.berth.dev/destination": egress.destination },
     );
+  }
+  if (gatedServers(p).length > 0) {
+    // The workspace's pods may call its MCP gate, and the gate accepts calls from them alone.
+    const gate = { podSelector: { matchLabels: mcpGatePods(p) } };
+    const port = [{ port: MCP_GATE_PORT, protocol: "TCP" as const }];
+    policies["network-policy-mcp-gate"] = policy(p, "mcp-gate", { podSelector: {}, policyTypes: ["Egress"], egress: [{ to: [gate], ports: port }] });
+    policies["network-policy-mcp-gate-ingress"] = policy(p, "mcp-gate-ingress", { ...gate, policyTypes: ["Ingress"], ingress: [{ from: [{ podSelector: {} }], ports: port }] });
   }
   return policies;
 }

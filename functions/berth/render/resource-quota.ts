@@ -3,7 +3,7 @@ import type { KubeObject } from "../model.js";
 import type { NamespaceProfile } from "../workspace.js";
 import { WORKSPACE_OBJECT_NAME } from "./labels.js";
 import { sumCpu, sumMemory } from "../schema/quantity.js";
-import { gatedServers } from "./mcp-gate.js";
+import { gateResources } from "./mcp-gate.js";
 import { kube } from "./objects.js";
 
 /**
@@ -14,7 +14,7 @@ import { kube } from "./objects.js";
  */
 export function renderResourceQuota(p: NamespaceProfile): KubeObject {
   const persistent = p.volume.mode === "persistent";
-  const gate = gatedServers(p).length > 0 ? p.profile.mcpGate?.resources : undefined;
+  const gate = gateResources(p);
   const cpu = gate ? sumCpu(p.resources.cpu, gate.cpu) : p.resources.cpu;
   const memory = gate ? sumMemory(p.resources.memory, gate.memory) : p.resources.memory;
   return kube<IResourceQuota>({

@@ -42,13 +42,9 @@ func cmdHTTP(ctx context.Context, out *output, args []string) int {
 	if len(pos) != 1 {
 		return out.usage("", "exactly one URL is required")
 	}
-	timeout, err := parseTimeout(timeoutFlag, defaultHTTPTimeout)
+	target, timeout, err := parseHTTPTarget(pos[0], timeoutFlag)
 	if err != nil {
 		return out.usage("", err.Error())
-	}
-	target, err := url.Parse(pos[0])
-	if err != nil || (target.Scheme != "http" && target.Scheme != "https") || target.Host == "" {
-		return out.usage("", "URL must be an absolute http or https URL")
 	}
 
 	res := httpResult{URL: target.Redacted()}
@@ -85,6 +81,19 @@ func cmdHTTP(ctx context.Context, out *output, args []string) int {
 		res.Reason = res.Error
 	}
 	return out.result(res.OK, res)
+}
+
+// parseHTTPTarget reads the URL and --timeout the http and mcp subcommands share.
+func parseHTTPTarget(raw, timeoutFlag string) (*url.URL, time.Duration, error) {
+	timeout, err := parseTimeout(timeoutFlag, defaultHTTPTimeout)
+	if err != nil {
+		return nil, 0, err
+	}
+	target, err := url.Parse(raw)
+	if err != nil || (target.Scheme != "http" && target.Scheme != "https") || target.Host == "" {
+		return nil, 0, errors.New("URL must be an absolute http or https URL")
+	}
+	return target, timeout, nil
 }
 
 // systemPoolPlus is the system roots (possibly none in a bare image) plus

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/url"
 )
 
 // maxMCPBody bounds each reply kept in the result: enough for a tools/list.
@@ -50,13 +49,9 @@ func cmdMCP(ctx context.Context, out *output, args []string) int {
 	if len(pos) != 1 || script == "" {
 		return out.usage("", "one URL and --script are required")
 	}
-	timeout, err := parseTimeout(timeoutFlag, defaultHTTPTimeout)
+	target, timeout, err := parseHTTPTarget(pos[0], timeoutFlag)
 	if err != nil {
 		return out.usage("", err.Error())
-	}
-	target, err := url.Parse(pos[0])
-	if err != nil || (target.Scheme != "http" && target.Scheme != "https") || target.Host == "" {
-		return out.usage("", "URL must be an absolute http or https URL")
 	}
 	var steps []mcpStep
 	if err := json.Unmarshal([]byte(script), &steps); err != nil || len(steps) == 0 {
