@@ -47,3 +47,19 @@ export function podSpec(objects: Record<string, KubeObject>): IPodSpec {
 export function allContainers(spec: IPodSpec): IContainer[] {
   return [...(spec.initContainers ?? []), ...spec.containers];
 }
+
+type LabelSelector = { matchLabels?: Record<string, string>; matchExpressions?: { key: string; operator: string; values?: string[] }[] };
+
+/** Whether a NetworkPolicy's podSelector selects a pod with these labels, as Kubernetes evaluates it. */
+export function selects(policy: KubeObject, labels: Record<string, string>): boolean {
+  const selector = (policy.spec as { podSelector: LabelSelector }).podSelector;
+  const byLabel = Object.entries(selector.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
+  const byExpression = (selector.matchExpressions ?? []).every(({ key, operator, values = [] }) => {
+    if (operator === "In") return key in labels && values.includes(labels[key]!);
+    if (operator === "NotIn") return !(key in labels) || !values.includes(labels[key]!);
+    if (operator === "Exists") return key in labels;
+    if (operator === "DoesNotExist") return !(key in labels);
+    throw new Error(`unknown operator ${operator}`);
+  });
+  return byLabel && byExpression;
+}

@@ -55,9 +55,10 @@ export function render(observed: Observed): Verdict {
 /** Writes a verdict into a response. A fatal verdict leaves the desired state as it came. */
 export function respond(req: RunFunctionRequest, verdict: Verdict, ttls: ResponseTTLs = DEFAULT_TTLS): RunFunctionResponse {
   const rsp = to(req, { seconds: responseTTL(verdict, ttls, req.observed?.composite?.resource as KubeObject | undefined), nanos: 0 });
-  const resources: Record<string, { apiVersion: string; kind: string; matchName: string; namespace?: string }> = {};
+  const resources: Record<string, { apiVersion: string; kind: string; matchName?: string; matchLabels?: { labels: Record<string, string> }; namespace?: string }> = {};
   for (const [key, r] of Object.entries(verdict.requirements)) {
-    resources[key] = { apiVersion: r.apiVersion, kind: r.kind, matchName: r.name, ...(r.namespace !== undefined ? { namespace: r.namespace } : {}) };
+    const match = "matchLabels" in r ? { matchLabels: { labels: r.matchLabels } } : { matchName: r.name };
+    resources[key] = { apiVersion: r.apiVersion, kind: r.kind, ...match, ...(r.namespace !== undefined ? { namespace: r.namespace } : {}) };
   }
   rsp.requirements = { extraResources: {}, resources, schemas: {} };
   if (verdict.type === "fatal") return fatal(rsp, verdict.message);

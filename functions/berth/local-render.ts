@@ -11,11 +11,16 @@ export interface LocalRender {
   request: RunFunctionRequest;
 }
 
-function matches(o: KubeObject, selector: { apiVersion: string; kind: string; matchName?: string; namespace?: string }): boolean {
+type Selector = { apiVersion: string; kind: string; matchName?: string; matchLabels?: { labels?: Record<string, string> }; namespace?: string };
+
+/** Whether an object is one a requirement asks for: by name, or (as Crossplane does) by all of some labels. */
+function matches(o: KubeObject, selector: Selector): boolean {
+  const labels = (o.metadata?.labels ?? {}) as Record<string, string>;
+  const wanted = selector.matchLabels?.labels;
   return (
     o.apiVersion === selector.apiVersion &&
     o.kind === selector.kind &&
-    o.metadata?.name === selector.matchName &&
+    (wanted !== undefined ? Object.entries(wanted).every(([k, v]) => labels[k] === v) : o.metadata?.name === selector.matchName) &&
     (o.metadata?.namespace ?? undefined) === (selector.namespace || undefined)
   );
 }

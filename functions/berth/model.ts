@@ -13,12 +13,22 @@ export type KubeObject = {
 };
 
 /** A cluster object Berth needs to read, fetched by Crossplane as a required resource. */
-export interface Requirement {
+export interface NamedRequirement {
   apiVersion: string;
   kind: string;
   name: string;
   namespace?: string;
 }
+
+/** The objects of a kind in a namespace that carry all of some labels. */
+export interface LabelledRequirement {
+  apiVersion: string;
+  kind: string;
+  namespace: string;
+  matchLabels: Record<string, string>;
+}
+
+export type Requirement = NamedRequirement | LabelledRequirement;
 
 /** Everything a render may look at, taken from one RunFunctionRequest. */
 export interface Observed {

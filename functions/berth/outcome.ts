@@ -9,6 +9,9 @@ export interface Outcome {
   reason: string;
   message?: string;
   finishedAt?: string;
+  /** Where the run's evidence was pushed (lifecycle.evidence.exportBeforeCleanup). */
+  evidence?: { repository: string; tag: string; digest: string; exportedAt: string };
+  verification?: { exitCode: number; output: string; reportedBy: "runtime" };
 }
 
 type JobCondition = { type?: string; status?: string; reason?: string; message?: string; lastTransitionTime?: string };
@@ -38,6 +41,24 @@ export function outcomeOfJob(job: KubeObject | undefined): Outcome | undefined {
     }
   }
   return undefined;
+}
+
+type ContainerStatus = { name?: string; state?: { terminated?: { exitCode?: number; reason?: string; finishedAt?: string } } };
+
+/**
+ * A terminal outcome read from the workload pod's runtime container, once it has exited. A
+ * workspace that exports evidence keeps its pod (the collector beside the runtime holds the
+ * evidence) until the export is done, so its Job finishes only afterwards; the outcome is
+ * recorded from the runtime itself, with the result and reason the Job would give.
+ */
+export function outcomeOfRuntime(pod: KubeObject | undefined, container = "runtime"): Outcome | undefined {
+  const statuses = (pod?.status as { containerStatuses?: ContainerStatus[] } | undefined)?.containerStatuses ?? [];
+  const terminated = statuses.find((c) => c.name === container)?.state?.terminated;
+  if (terminated?.exitCode === undefined) return undefined;
+  const finishedAt = terminated.finishedAt ? { finishedAt: terminated.finishedAt } : {};
+  if (terminated.exitCode === 0) return { result: "Succeeded", reason: "Completed", ...finishedAt };
+  const why = terminated.reason && terminated.reason !== "Error" ? ` (${terminated.reason})` : "";
+  return { result: "Failed", reason: "WorkloadFailed", message: `the runtime exited with code ${terminated.exitCode}${why}`, ...finishedAt };
 }
 
 /** The outcome already recorded in the XR's status, which nothing may rewrite. */

@@ -44,6 +44,31 @@ export interface Egress {
   gate?: GatedMcpServer;
 }
 
+/** A private CA a destination's TLS chains to, copied into the workspace as ConfigMap `configMap`. */
+export interface CaBundle {
+  destination: string;
+  configMap: string;
+  pem: string;
+}
+
+/**
+ * The export of a DeveloperWorkspace's evidence (lifecycle.evidence.exportBeforeCleanup), as
+ * resolved from the profile's spec.evidence: a collector beside the runtime, and an export pod
+ * that alone reaches the registry and holds its credential.
+ */
+export interface EvidenceExport {
+  image: string;
+  repository: string;
+  tag: string;
+  resources: { cpu: string; memory: string };
+  collectTimeoutSeconds: number;
+  /** The opening to the registry's reviewed destination, for the export's pods alone. */
+  egress: Pick<Egress, "destination" | "to" | "ports">;
+  /** The workspace's `evidence` credential (a Docker config JSON), for the export alone. */
+  credential?: { name: string; key: string };
+  caBundle?: CaBundle;
+}
+
 /**
  * The Namespace profile: the first isolation profile of the Developer Workspace contract,
  * shared by every kind of workspace. Everything here is already resolved and validated.
@@ -64,4 +89,8 @@ export interface NamespaceProfile {
   kubernetesAccess: "none" | "read" | "edit";
   /** Set when the profile declares runtime-enforced capacity: Pods there need `hostUsers: false`. */
   userNamespacesRequired: boolean;
+  /** Private CAs of the destinations the workspace's containers talk TLS to. */
+  caBundles?: readonly CaBundle[];
+  /** Set when the workspace's evidence is exported before clean-up. */
+  evidence?: EvidenceExport;
 }

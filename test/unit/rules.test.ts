@@ -8,7 +8,7 @@ import type { RunFunctionResponse } from "@crossplane-org/function-sdk-typescrip
 import { runFunction } from "../../functions/berth/function.js";
 import { asObserved } from "../../functions/berth/local-render.js";
 import { ALL_REQUIRED, boundaryAsRequired, EW_SANDBOX, EW_SUBSTRATE, EXAMPLE_WORKSPACES, edited, existingNamespace, PROFILE, request, SANDBOX_REQUIRED, SUBSTRATE_REQUIRED } from "../fixtures.js";
-import { allContainers, ofKind, podSpec, renderObjects, renderReconciles } from "../rendered.js";
+import { allContainers, ofKind, podSpec, renderObjects, renderReconciles, selects } from "../rendered.js";
 import { quantityValue } from "../../functions/berth/schema/quantity.js";
 
 const examples = Object.entries(EXAMPLE_WORKSPACES);
@@ -79,21 +79,28 @@ describe("rule 5: no ambient authority", () => {
     expect(pod.hostPID ?? false).toBe(false);
   });
 
-  it.each(examples)("%s: default deny in both directions, and no policy allows ingress but the MCP gate's, from the workspace's own pods to its port", (_, workspace) => {
+  it.each(examples)("%s: default deny in both directions, and no policy allows ingress but the MCP gate's (from the workspace's own pods) and the evidence collector's (from the export's pods)", (_, workspace) => {
     const policies = ofKind(renderObjects(workspace), "NetworkPolicy");
     const deny = policies.find((p) => p.metadata?.name === "default-deny");
     expect(deny?.spec).toEqual({ podSelector: {}, policyTypes: ["Ingress", "Egress"] });
     for (const p of policies) {
       const ingress = (p.spec as { ingress?: unknown }).ingress;
-      if (p.metadata?.name !== "mcp-gate-ingress") {
+      const labels = p.metadata?.labels as Record<string, string>;
+      if (p.metadata?.name === "mcp-gate-ingress") {
+        expect(p.spec).toEqual({
+          podSelector: { matchLabels: { ...labels, "workspaces.berth.dev/component": "mcp-gate" } },
+          policyTypes: ["Ingress"],
+          ingress: [{ from: [{ podSelector: {} }], ports: [{ port: 8080, protocol: "TCP" }] }],
+        });
+      } else if (p.metadata?.name === "evidence-collect-ingress") {
+        expect(p.spec).toEqual({
+          podSelector: { matchLabels: { "batch.kubernetes.io/job-name": "workspace" } },
+          policyTypes: ["Ingress"],
+          ingress: [{ from: [{ podSelector: { matchLabels: { ...labels, "workspaces.berth.dev/component": "evidence-export" } } }], ports: [{ port: 9090, protocol: "TCP" }] }],
+        });
+      } else {
         expect(ingress, p.metadata?.name).toBeUndefined();
-        continue;
       }
-      expect(p.spec).toEqual({
-        podSelector: { matchLabels: { ...(p.metadata?.labels as Record<string, string>), "workspaces.berth.dev/component": "mcp-gate" } },
-        policyTypes: ["Ingress"],
-        ingress: [{ from: [{ podSelector: {} }], ports: [{ port: 8080, protocol: "TCP" }] }],
-      });
     }
   });
 
@@ -125,7 +132,21 @@ describe("rule 5: no ambient authority", () => {
     const dns = policies.find((p) => p.metadata?.name === "allow-dns");
     expect((dns?.spec as { egress: { ports: { port: number }[] }[] }).egress[0]?.ports.map((p) => p.port)).toEqual([53, 53]);
     const gated = (caps.mcp ?? []).some((m) => (m as { tools?: string[] }).tools !== undefined);
-    expect(policies).toHaveLength(2 + declared.size + (gated ? 2 : 0));
+    // Evidence goes to the profile's registry from the export's pods alone, which reach nothing declared.
+    const exporting = (workspace.spec as { lifecycle?: { evidence?: { exportBeforeCleanup?: boolean } } }).lifecycle?.evidence?.exportBeforeCleanup === true;
+    const exportPods = { matchLabels: { ...(policies[0]!.metadata?.labels as Record<string, string>), "workspaces.berth.dev/component": "evidence-export" } };
+    const evidence = policies.find((p) => p.metadata?.name === "evidence-export");
+    if (exporting) {
+      expect((evidence?.metadata?.annotations as Record<string, string>)["workspaces.berth.dev/destination"]).toBe((PROFILE.spec as { evidence: { destination: string } }).evidence.destination);
+      expect((evidence?.spec as { podSelector: unknown }).podSelector).toEqual(exportPods);
+      expect(declared.has((PROFILE.spec as { evidence: { destination: string } }).evidence.destination)).toBe(false);
+      for (const p of opened.filter((o) => (o.spec as { podSelector: { matchLabels?: unknown } }).podSelector.matchLabels === undefined)) {
+        expect((p.spec as { podSelector: unknown }).podSelector, p.metadata?.name).toEqual({ matchExpressions: [{ key: "workspaces.berth.dev/component", operator: "NotIn", values: ["evidence-export"] }] });
+      }
+    } else {
+      expect(evidence).toBeUndefined();
+    }
+    expect(policies).toHaveLength(2 + declared.size + (gated ? 2 : 0) + (exporting ? 3 : 0));
   });
 
   /** Everything the workspace refers to, found. */
@@ -205,8 +226,6 @@ describe("declared MCP tools: the gate alone reaches the server, and offers only
   };
   const policyFile = (objects: Record<string, KubeObject>) => JSON.parse((ofKind(objects, "ConfigMap").find((c) => c.metadata?.name === "mcp-gate")?.data as Record<string, string>)["policy.json"]!);
   const messages = (rsp: RunFunctionResponse) => [...(rsp.conditions ?? []), ...(rsp.results ?? [])].map((c) => c.message ?? "").join("\n");
-  const selects = (policy: KubeObject, labels: Record<string, string>) =>
-    Object.entries((policy.spec as { podSelector: { matchLabels?: Record<string, string> } }).podSelector.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
 
   it("only the gate's pods are selected by the gated server's egress; the runtime's egress is to the gate's port", () => {
     const objects = renderObjects(persistent);
@@ -225,7 +244,8 @@ describe("declared MCP tools: the gate alone reaches the server, and offers only
     const toGate = policies.find((p) => p.metadata?.name === "mcp-gate")!;
     expect(selects(toGate, runtimeLabels)).toBe(true);
     expect(toGate.spec).toEqual({
-      podSelector: {},
+      // Every pod but the evidence export's, which reaches its registry alone.
+      podSelector: { matchExpressions: [{ key: "workspaces.berth.dev/component", operator: "NotIn", values: ["evidence-export"] }] },
       policyTypes: ["Egress"],
       egress: [{ to: [{ podSelector: { matchLabels: pod.metadata.labels } }], ports: [{ port: 8080, protocol: "TCP" }] }],
     });
@@ -264,7 +284,8 @@ describe("declared MCP tools: the gate alone reaches the server, and offers only
     const [limits] = ofKind(objects, "LimitRange");
     expect((limits?.spec as { limits: { type: string; max: unknown }[] }).limits.find((l) => l.type === "Container")?.max).toEqual({ cpu: "100m", memory: "256Mi" });
     const hard = (ofKind(objects, "ResourceQuota")[0]?.spec as { hard: Record<string, string> }).hard;
-    expect([hard["limits.cpu"], hard["limits.memory"]]).toEqual(["200m", "384Mi"]);
+    // The workspace, its gate, and its evidence collector and export (100m and 128Mi each).
+    expect([hard["limits.cpu"], hard["limits.memory"]]).toEqual(["400m", "640Mi"]);
     const ungated = renderObjects(edited(small, (w) => delete (specOf(w).capabilities.mcp as { tools?: string[] }[])[0]!.tools));
     expect((ofKind(ungated, "LimitRange")[0]?.spec as { limits: { type: string; max: unknown }[] }).limits.find((l) => l.type === "Container")?.max).toEqual({ cpu: "100m", memory: "128Mi" });
   });
@@ -287,7 +308,8 @@ describe("declared MCP tools: the gate alone reaches the server, and offers only
     expect(ofKind(objects, "ConfigMap")).toEqual([]);
     expect(ofKind(objects, "Service")).toEqual([]);
     const docs = ofKind(objects, "NetworkPolicy").find((p) => p.metadata?.name === "egress-mcp-docs")!;
-    expect((docs.spec as { podSelector: unknown }).podSelector).toEqual({});
+    // Every pod of the workspace but the evidence export's.
+    expect((docs.spec as { podSelector: unknown }).podSelector).toEqual({ matchExpressions: [{ key: "workspaces.berth.dev/component", operator: "NotIn", values: ["evidence-export"] }] });
   });
 
   it("declared tools and a profile without a gate: refused, naming the field, nothing rendered", () => {
@@ -336,8 +358,11 @@ describe("the workspace's budget", () => {
     const hard = (quota?.spec as { hard: Record<string, string> }).hard;
     // A workspace with an MCP gate pays for it: the profile's gate resources on top, one Service.
     const gate = ofKind(objects, "Deployment").length === 1 ? { cpu: 0.1, memory: 256 * 2 ** 20, services: "1" } : { cpu: 0, memory: 0, services: "0" };
-    expect(quantityValue(hard["requests.cpu"]!)).toBeCloseTo(quantityValue(String(spec.resources.cpu)) + gate.cpu, 9);
-    expect(quantityValue(hard["limits.memory"]!)).toBe(quantityValue(String(spec.resources.memory)) + gate.memory);
+    // And for evidence, its collector and its export, which run at the same time.
+    const exporting = (workspace.spec as { lifecycle?: { evidence?: { exportBeforeCleanup?: boolean } } }).lifecycle?.evidence?.exportBeforeCleanup === true;
+    const evidence = exporting ? { cpu: 0.2, memory: 256 * 2 ** 20 } : { cpu: 0, memory: 0 };
+    expect(quantityValue(hard["requests.cpu"]!)).toBeCloseTo(quantityValue(String(spec.resources.cpu)) + gate.cpu + evidence.cpu, 9);
+    expect(quantityValue(hard["limits.memory"]!)).toBe(quantityValue(String(spec.resources.memory)) + gate.memory + evidence.memory);
     expect(hard.services).toBe(gate.services);
     expect(hard["requests.storage"]).toBe(spec.storage.mode === "persistent" ? spec.storage.size : "0");
     expect(hard["services.loadbalancers"]).toBe("0");

@@ -2,13 +2,15 @@ import { type CapacityDeclaration, capacityStatus, checkCapacity, evaluateCapaci
 import { capacityEnforced, egressResolved } from "../conditions.js";
 import { declaredCapabilities, resolveEgress } from "../egress.js";
 import type { CompositeRenderer, KubeObject, Observed, Verdict } from "../model.js";
-import { type Outcome, outcomeOfJob, recordedOutcome } from "../outcome.js";
+import { collectorFor, evidenceRequest, evidenceStatus, evidenceWaived, exportPodLabels, exportPods, exportState, newestPod, resolveCaBundles, tlsDestinations } from "../evidence.js";
+import { type Outcome, outcomeOfJob, outcomeOfRuntime, recordedOutcome } from "../outcome.js";
 import type { Problem } from "../problems.js";
 import { beyondProfile, resolveProfile, resolveStorageClass } from "../profile.js";
 import { PROVISIONING, unready, withReadiness } from "../readiness.js";
 import { RequiredResources } from "../required.js";
 import { workspaceLabels, workspaceNamespace } from "../render/labels.js";
 import { inCreationOrder, renderNamespaceProfile, workspaceNamespaceLookup } from "../render/namespace-profile.js";
+import { EVIDENCE_EXPORT_NAME, renderEvidenceExport, workloadPods } from "../render/evidence.js";
 import { keepRunningTemplate } from "../render/running-template.js";
 import { renderWorkload } from "../render/workload.js";
 import { developerWorkspaceSchema } from "../schema/documents.js";
@@ -16,10 +18,10 @@ import { parseDocument } from "../schema/errors.js";
 import type { DeveloperWorkspaceStatus } from "../schema/status.js";
 import { usageOf } from "../usage.js";
 import { fatal, stalled } from "../verdicts.js";
-import type { NamespaceProfile } from "../workspace.js";
+import type { EvidenceExport, NamespaceProfile } from "../workspace.js";
 
-/** The composition resource name of what runs code: created last (namespace-profile.ts, workloadLast). */
-export const DEVELOPER_WORKLOAD = ["workload"];
+/** The composition resource names of what runs code: created last (namespace-profile.ts, workloadLast). */
+export const DEVELOPER_WORKLOAD = ["workload", EVIDENCE_EXPORT_NAME];
 
 /** Phase and reason of current health, which is never the same thing as the outcome. */
 function health(
@@ -63,8 +65,14 @@ export const renderDeveloperWorkspace: CompositeRenderer = (observed): Verdict =
   // Ask for the StorageClass and every destination Service together, so that Crossplane's
   // requirement loop fetches them in one round; then judge them in a fixed order.
   const storageClass = spec.storage.mode === "persistent" ? resolveStorageClass(profile.spec, required) : undefined;
-  const egress = resolveEgress(declaredCapabilities(spec.capabilities, "spec.capabilities", spec.credentials), profile, required);
+  const capabilities = declaredCapabilities(spec.capabilities, "spec.capabilities", spec.credentials);
+  const exportBeforeCleanup = spec.lifecycle.evidence.exportBeforeCleanup;
+  const evidence = evidenceRequest(exportBeforeCleanup, capabilities, profile);
+  if (evidence.type === "invalid") return stalled(observed, required.requirements, evidence, baseStatus);
+  const egress = resolveEgress([...capabilities, ...(evidence.type === "request" ? [evidence.request] : [])], profile, required);
   if (egress.type === "invalid") return stalled(observed, required.requirements, egress, baseStatus);
+  const caBundles = resolveCaBundles(tlsDestinations(spec.capabilities, profile.spec, exportBeforeCleanup), profile, required);
+  if (caBundles.type === "invalid") return stalled(observed, required.requirements, caBundles, baseStatus);
 
   let capacity: CapacityDeclaration | undefined;
   if (storageClass !== undefined) {
@@ -74,6 +82,28 @@ export const renderDeveloperWorkspace: CompositeRenderer = (observed): Verdict =
     if (refusal) return stalled(observed, required.requirements, refusal, { ...baseStatus, capacity: capacityStatus(spec.storage, capacity) });
   }
   if (egress.type !== "resolved") return stalled(observed, required.requirements, egress, baseStatus);
+  if (caBundles.type !== "resolved") return stalled(observed, required.requirements, caBundles, baseStatus);
+
+  const registry = egress.egress.find((e) => e.name === "evidence");
+  const evidenceExport: EvidenceExport | undefined =
+    registry && profile.spec.evidence
+      ? {
+          image: profile.spec.evidence.image,
+          repository: profile.spec.evidence.repository,
+          tag: spec.workspaceID,
+          resources: profile.spec.evidence.resources,
+          collectTimeoutSeconds: profile.spec.evidence.collectTimeoutSeconds,
+          egress: registry,
+          ...(() => {
+            const c = spec.credentials.find((k) => k.purpose === "evidence");
+            return c ? { credential: c.secretRef } : {};
+          })(),
+          ...(() => {
+            const ca = caBundles.bundles.find((b) => b.destination === registry.destination);
+            return ca ? { caBundle: ca } : {};
+          })(),
+        }
+      : undefined;
 
   const namespaceProfile: NamespaceProfile = {
     workspaceID: spec.workspaceID,
@@ -82,31 +112,65 @@ export const renderDeveloperWorkspace: CompositeRenderer = (observed): Verdict =
     profile: profile.spec,
     resources: spec.resources,
     volume: spec.storage,
-    egress: egress.egress,
+    egress: egress.egress.filter((e) => e !== registry),
     kubernetesAccess: spec.capabilities.kubernetes.access,
     userNamespacesRequired: profile.spec.storage.capacityEnforcement === "Runtime",
+    ...(caBundles.bundles.length > 0 ? { caBundles: caBundles.bundles } : {}),
+    ...(evidenceExport ? { evidence: evidenceExport } : {}),
   };
   const objects = renderNamespaceProfile(namespaceProfile);
 
   // Once the run has an outcome, a workload that has gone (deleted, or cleaned up after its
   // retention) stays gone: re-creating it would run the agent again.
   const observedWorkload = observed.resources.workload;
-  const outcome = recordedOutcome(observed.composite) ?? outcomeOfJob(observedWorkload);
+  const recorded = recordedOutcome(observed.composite);
+  // A workspace that exports evidence reads its run's end from the runtime itself: the collector
+  // keeps the pod, and so the Job, running until the export is done.
+  const workloadPod =
+    evidenceExport && observedWorkload !== undefined && recorded?.evidence === undefined
+      ? newestPod(required.list("workload-pods", { apiVersion: "v1", kind: "Pod", namespace, matchLabels: workloadPods() }))
+      : undefined;
+  let outcome = recorded ?? outcomeOfJob(observedWorkload) ?? (evidenceExport ? outcomeOfRuntime(workloadPod) : undefined);
   const warnings: string[] = [];
+
+  let evidenceNow: DeveloperWorkspaceStatus["evidence"];
+  let settled = true;
+  const observedExport = observed.resources[EVIDENCE_EXPORT_NAME];
+  if (evidenceExport && outcome !== undefined) {
+    const pods = observedExport ? exportPods(observedExport, required.list("evidence-export-pods", { apiVersion: "v1", kind: "Pod", namespace, matchLabels: exportPodLabels })) : [];
+    const state = exportState(pods);
+    if (outcome.evidence === undefined && state.exported) outcome = { ...outcome, ...state.exported };
+    const waived = evidenceWaived(observed.composite);
+    settled = outcome.evidence !== undefined || waived !== undefined;
+    evidenceNow = evidenceStatus(outcome, waived, state, observedExport !== undefined);
+    if (evidenceNow.state === "Failed") warnings.push(`the evidence export failed (${state.failed} attempt${state.failed === 1 ? "" : "s"}): ${evidenceNow.reason}: ${evidenceNow.message}; nothing is cleaned up until it is exported or waived (annotation workspaces.berth.dev/evidence-waived)`);
+    if (!settled) {
+      const kept = keepRunningTemplate(renderEvidenceExport(namespaceProfile, spec, outcome, collectorFor(observedExport, workloadPod))!, observedExport, "template", "as a Job's template cannot change");
+      objects[EVIDENCE_EXPORT_NAME] = kept.workload;
+    }
+  }
+
   if (outcome === undefined || observedWorkload !== undefined) {
-    const kept = keepRunningTemplate(renderWorkload(spec, runtime!, namespaceProfile, outcome !== undefined), observedWorkload, "template", "until the workspace is re-created, as a Job's template cannot change");
+    // A Job still running its collector is not suspended: suspending it would delete its pod.
+    const active = ((observedWorkload?.status as { active?: number } | undefined)?.active ?? 0) > 0;
+    const finished = outcomeOfJob(observedWorkload) !== undefined || (outcome !== undefined && !(evidenceExport && active));
+    const kept = keepRunningTemplate(renderWorkload(spec, runtime!, namespaceProfile, finished, !settled), observedWorkload, "template", "until the workspace is re-created, as a Job's template cannot change");
     objects.workload = kept.workload;
     if (kept.warning) warnings.push(kept.warning);
   }
 
   const resources = withReadiness(inCreationOrder(objects, observed.resources, required, namespaceNow, DEVELOPER_WORKLOAD), observed.resources);
+  // The export's progress is reported in status.evidence, not as the workspace's readiness.
+  if (resources[EVIDENCE_EXPORT_NAME]) resources[EVIDENCE_EXPORT_NAME].ready = true;
   const now = health(observed, unready(resources), observedWorkload, outcome);
   const status: DeveloperWorkspaceStatus = {
     ...baseStatus,
     ...now,
+    ...(evidenceNow?.state === "Failed" && now.phase === "Ready" ? { reason: "EvidenceExportFailed", message: `the runtime has finished; its evidence export failed: ${evidenceNow.message}`.slice(0, 2048) } : {}),
     capacity: capacityStatus(spec.storage, capacity),
     ...usageOf(observed.resources["resource-quota"]),
     ...(outcome ? { outcome } : {}),
+    ...(evidenceNow ? { evidence: evidenceNow } : {}),
   };
   return {
     type: "rendered",

@@ -20,3 +20,6 @@ export function workspaceLabels(workspaceID: string): Record<string, string> {
 
 /** The name Berth gives every per-workspace object inside the Namespace. */
 export const WORKSPACE_OBJECT_NAME = "workspace";
+
+/** What part of a workspace a pod is, on pods Berth adds beside the runtime: `mcp-gate`, `evidence-export`. */
+export const COMPONENT_LABEL = "workspaces.berth.dev/component";

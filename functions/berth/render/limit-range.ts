@@ -4,7 +4,7 @@ import type { KubeObject } from "../model.js";
 import { quantityValue } from "../schema/quantity.js";
 import type { NamespaceProfile } from "../workspace.js";
 import { WORKSPACE_OBJECT_NAME } from "./labels.js";
-import { gateResources } from "./mcp-gate.js";
+import { componentResources } from "./components.js";
 import { kube } from "./objects.js";
 
 const smaller = (a: string, b: string) => (quantityValue(a) <= quantityValue(b) ? a : b);
@@ -13,13 +13,12 @@ const larger = (a: string, b: string) => (quantityValue(a) >= quantityValue(b) ?
 /**
  * Defaults for containers that set no resources, and a ceiling no container may pass. The
  * ceiling is the workspace's own size, and the profile's defaults are lowered to fit under it,
- * because the API server refuses a LimitRange whose default exceeds its max. A workspace with an
- * MCP gate has room for the gate's container too, which the profile may size above a small
- * workspace; the quota still holds the sum of the two.
+ * because the API server refuses a LimitRange whose default exceeds its max. The containers Berth
+ * runs beside the workspace's (MCP gate, evidence collector and export) fit under it too, as the
+ * profile may size them above a small workspace; the quota still holds the sum.
  */
 export function renderLimitRange(p: NamespaceProfile): KubeObject {
-  const gate = gateResources(p);
-  const max = gate ? { cpu: larger(p.resources.cpu, gate.cpu), memory: larger(p.resources.memory, gate.memory) } : p.resources;
+  const max = componentResources(p).reduce((m, c) => ({ cpu: larger(m.cpu, c.cpu), memory: larger(m.memory, c.memory) }), p.resources);
   const def = { cpu: smaller(p.profile.limits.default.cpu, max.cpu), memory: smaller(p.profile.limits.default.memory, max.memory) };
   const defaultRequest = {
     cpu: smaller(p.profile.limits.defaultRequest.cpu, def.cpu),

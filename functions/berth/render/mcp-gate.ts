@@ -5,6 +5,7 @@ import { specHash } from "../hash.js";
 import type { Policy } from "../../mcp-gate/policy.js";
 import type { KubeObject } from "../model.js";
 import type { GatedMcpServer, NamespaceProfile } from "../workspace.js";
+import { COMPONENT_LABEL } from "./labels.js";
 import { hardenedContainerSecurityContext, hardenedPodSpec } from "./pod-security.js";
 import { kube } from "./objects.js";
 
@@ -16,7 +17,6 @@ export const MCP_GATE_NAME = "mcp-gate";
 export const MCP_GATE_PORT = 8080;
 const POLICY_DIR = "/etc/berth/mcp-gate";
 const POLICY_FILE = "policy.json";
-const COMPONENT_LABEL = "workspaces.berth.dev/component";
 
 /** The gate's pods, and only they. */
 export const mcpGatePods = (p: NamespaceProfile): Record<string, string> => ({ ...p.labels, [COMPONENT_LABEL]: MCP_GATE_NAME });

@@ -1,6 +1,7 @@
 import type { KubeObject } from "../model.js";
 import type { Lookup, RequiredResources } from "../required.js";
 import type { NamespaceProfile } from "../workspace.js";
+import { renderCaBundles } from "./evidence.js";
 import { renderLimitRange } from "./limit-range.js";
 import { renderMcpGate } from "./mcp-gate.js";
 import { renderNamespace } from "./namespace.js";
@@ -22,6 +23,7 @@ export function renderNamespaceProfile(p: NamespaceProfile): Record<string, Kube
     ...(volume ? { volume } : {}),
     ...renderRbac(p),
     ...renderMcpGate(p),
+    ...renderCaBundles(p),
   };
 }
 

@@ -2,6 +2,8 @@ import type { INetworkPolicy } from "kubernetes-models/networking.k8s.io/v1/Netw
 import type { INetworkPolicyPort } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicyPort";
 import type { KubeObject } from "../model.js";
 import type { Egress, NamespaceProfile } from "../workspace.js";
+import { EVIDENCE_EXPORT_NAME, EVIDENCE_PORT, evidenceExportPods, workloadPods } from "./evidence.js";
+import { COMPONENT_LABEL } from "./labels.js";
 import { gatedServers, MCP_GATE_PORT, mcpGatePods } from "./mcp-gate.js";
 import { kube } from "./objects.js";
 
@@ -61,9 +63,11 @@ export function renderNetworkPolicies(p: NamespaceProfile): Record<string, KubeO
       ],
     }),
   };
+  // The evidence export reaches its registry and nothing the workspace declared.
+  const declaring = p.evidence ? { matchExpressions: [{ key: COMPONENT_LABEL, operator: "NotIn", values: [EVIDENCE_EXPORT_NAME] }] } : {};
   for (const egress of p.egress) {
     // A gated MCP server is the gate's to reach: the runtime gets the gate instead.
-    const from = egress.gate ? { matchLabels: mcpGatePods(p) } : {};
+    const from = egress.gate ? { matchLabels: mcpGatePods(p) } : declaring;
     policies[`network-policy-egress-${egress.name}`] = policy(
       p,
       `egress-${egress.name}`,
@@ -75,8 +79,24 @@ export function renderNetworkPolicies(p: NamespaceProfile): Record<string, KubeO
     // The workspace's pods may call its MCP gate, and the gate accepts calls from them alone.
     const gate = { podSelector: { matchLabels: mcpGatePods(p) } };
     const port = [{ port: MCP_GATE_PORT, protocol: "TCP" as const }];
-    policies["network-policy-mcp-gate"] = policy(p, "mcp-gate", { podSelector: {}, policyTypes: ["Egress"], egress: [{ to: [gate], ports: port }] });
+    policies["network-policy-mcp-gate"] = policy(p, "mcp-gate", { podSelector: declaring, policyTypes: ["Egress"], egress: [{ to: [gate], ports: port }] });
     policies["network-policy-mcp-gate-ingress"] = policy(p, "mcp-gate-ingress", { ...gate, policyTypes: ["Ingress"], ingress: [{ from: [{ podSelector: {} }], ports: port }] });
+  }
+  if (p.evidence) {
+    // The export alone reaches the evidence registry, and fetches from the collector beside the
+    // runtime, which accepts the export alone.
+    const exporter = { podSelector: { matchLabels: evidenceExportPods(p) } };
+    const workload = { podSelector: { matchLabels: workloadPods() } };
+    const port = [{ port: EVIDENCE_PORT, protocol: "TCP" as const }];
+    const registry = p.evidence.egress;
+    policies["network-policy-evidence-export"] = policy(
+      p,
+      "evidence-export",
+      { ...exporter, policyTypes: ["Egress"], egress: [{ to: registry.to, ports: registry.ports }] },
+      { "workspaces.berth.dev/destination": registry.destination },
+    );
+    policies["network-policy-evidence-collect"] = policy(p, "evidence-collect", { ...exporter, policyTypes: ["Egress"], egress: [{ to: [workload], ports: port }] });
+    policies["network-policy-evidence-collect-ingress"] = policy(p, "evidence-collect-ingress", { ...workload, policyTypes: ["Ingress"], ingress: [{ from: [exporter], ports: port }] });
   }
   return policies;
 }

@@ -3,6 +3,7 @@ import type { KubeObject } from "../model.js";
 import type { NamespaceProfile } from "../workspace.js";
 import { WORKSPACE_OBJECT_NAME } from "./labels.js";
 import { sumCpu, sumMemory } from "../schema/quantity.js";
+import { componentResources } from "./components.js";
 import { gateResources } from "./mcp-gate.js";
 import { kube } from "./objects.js";
 
@@ -10,13 +11,15 @@ import { kube } from "./objects.js";
  * The workspace's whole budget. CPU and memory requests and limits both equal what the
  * document asked for; storage is the one volume (none for ephemeral workspaces); object
  * counts stop a workload with API access from multiplying itself or exposing Services.
- * A workspace with an MCP gate has the gate's CPU and memory on top, and its one Service.
+ * Containers Berth runs beside the workspace's (the MCP gate, the evidence collector and export)
+ * have their CPU and memory on top; a gate has its one Service.
  */
 export function renderResourceQuota(p: NamespaceProfile): KubeObject {
   const persistent = p.volume.mode === "persistent";
   const gate = gateResources(p);
-  const cpu = gate ? sumCpu(p.resources.cpu, gate.cpu) : p.resources.cpu;
-  const memory = gate ? sumMemory(p.resources.memory, gate.memory) : p.resources.memory;
+  const components = componentResources(p);
+  const cpu = components.reduce((sum, c) => sumCpu(sum, c.cpu), p.resources.cpu);
+  const memory = components.reduce((sum, c) => sumMemory(sum, c.memory), p.resources.memory);
   return kube<IResourceQuota>({
     apiVersion: "v1",
     kind: "ResourceQuota",

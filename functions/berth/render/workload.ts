@@ -8,6 +8,7 @@ import type { NamespaceProfile } from "../workspace.js";
 import { WORKSPACE_OBJECT_NAME } from "./labels.js";
 import { API_TOKEN_MOUNT, apiTokenVolume, hardenedContainerSecurityContext, hardenedPodSpec, SCRATCH_MOUNTS, SCRATCH_VOLUMES } from "./pod-security.js";
 import { WORKSPACE_VOLUME, workspaceVolume } from "./storage.js";
+import { caFile, caMount, caVolume, collectorContainer, VERIFICATION_RESULT } from "./evidence.js";
 import { gatedServers, mcpServersEnv } from "./mcp-gate.js";
 import { kube } from "./objects.js";
 
@@ -25,24 +26,29 @@ const envName = (c: Credential) => `BERTH_${c.purpose}_${c.name}`.toUpperCase().
 /**
  * The init container that checks out the source. It is the only container that ever
  * receives the Git credential; the runtime, which runs model-driven code, finds the files
- * already in place.
+ * already in place. With a private CA for the git destination, it trusts that CA alone.
  */
-function checkoutContainer(spec: DeveloperWorkspaceSpec, profile: WorkspaceProfileSpec, resources: NamespaceProfile["resources"]): IContainer {
+function checkoutContainer(spec: DeveloperWorkspaceSpec, p: NamespaceProfile): IContainer {
   const git = spec.credentials.find((c) => c.purpose === "git");
+  const ca = gitCa(spec, p);
   return {
     name: "checkout",
-    image: profile.checkout.image,
+    image: p.profile.checkout.image,
     env: [
       { name: "BERTH_SOURCE_REPOSITORY", value: spec.source.repository },
       { name: "BERTH_SOURCE_REVISION", value: spec.source.revision },
       { name: "BERTH_CHECKOUT_DIR", value: `${WORKSPACE_DIR}/src` },
       ...(git ? [credentialEnv(git, "GIT_TOKEN")] : []),
+      ...(ca ? [{ name: "SSL_CERT_FILE", value: caFile(ca) }, { name: "GIT_SSL_CAINFO", value: caFile(ca) }] : []),
     ],
-    resources: { requests: resources, limits: resources },
+    resources: { requests: p.resources, limits: p.resources },
     securityContext: hardenedContainerSecurityContext(),
-    volumeMounts: [{ name: WORKSPACE_VOLUME, mountPath: WORKSPACE_DIR }, ...SCRATCH_MOUNTS],
+    volumeMounts: [{ name: WORKSPACE_VOLUME, mountPath: WORKSPACE_DIR }, ...SCRATCH_MOUNTS, ...(ca ? [caMount(ca)] : [])],
   };
 }
+
+/** The private CA of the workspace's git destination, if it has one. */
+const gitCa = (spec: DeveloperWorkspaceSpec, p: NamespaceProfile) => p.caBundles?.find((ca) => ca.destination === spec.capabilities.git?.destination);
 
 function runtimeContainer(spec: DeveloperWorkspaceSpec, runtime: Runtime, p: NamespaceProfile): IContainer {
   const env: IEnvVar[] = [
@@ -52,12 +58,14 @@ function runtimeContainer(spec: DeveloperWorkspaceSpec, runtime: Runtime, p: Nam
   ];
   if (spec.model) env.push({ name: "BERTH_MODEL", value: spec.model.name });
   if (spec.verification) env.push({ name: "BERTH_VERIFICATION_COMMAND", value: JSON.stringify(spec.verification.command) });
+  // Where the runtime writes the verification's result, which the collector exports.
+  if (spec.verification && p.evidence) env.push({ name: "BERTH_VERIFICATION_RESULT", value: VERIFICATION_RESULT });
   if (spec.lifecycle.idleTimeoutMinutes !== undefined) env.push({ name: "BERTH_IDLE_TIMEOUT_MINUTES", value: String(spec.lifecycle.idleTimeoutMinutes) });
   env.push(...mcpServersEnv(spec.capabilities.mcp, p));
   // A gated server is reached at the gate, whose credential for it the runtime never sees.
   const gated = new Set(gatedServers(p).map((s) => s.server));
   for (const c of spec.credentials) {
-    if (c.purpose === "git" || (c.purpose === "mcp" && gated.has(c.name))) continue;
+    if (c.purpose === "git" || c.purpose === "evidence" || (c.purpose === "mcp" && gated.has(c.name))) continue;
     env.push(credentialEnv(c, envName(c)));
   }
   return {
@@ -77,8 +85,12 @@ function runtimeContainer(spec: DeveloperWorkspaceSpec, runtime: Runtime, p: Nam
  * The runtime workload: a Job that runs the agent (or a person's session) once. It is a Job
  * rather than a Deployment because a workspace has an end, and that end is its historical
  * outcome: a Job that completed or failed is not restarted behind the author's back.
+ *
+ * `retain` withholds the retention clean-up (ttlSecondsAfterFinished, which Kubernetes lets change
+ * on an existing Job) while the run's evidence is not yet recorded: the TTL controller would
+ * otherwise delete the pod, and with it an ephemeral workspace's files.
  */
-export function renderWorkload(spec: DeveloperWorkspaceSpec, runtime: Runtime, p: NamespaceProfile, finished = false): KubeObject {
+export function renderWorkload(spec: DeveloperWorkspaceSpec, runtime: Runtime, p: NamespaceProfile, finished = false, retain = false): KubeObject {
   return kube<IJob>({
     apiVersion: "batch/v1",
     kind: "Job",
@@ -91,15 +103,22 @@ export function renderWorkload(spec: DeveloperWorkspaceSpec, runtime: Runtime, p
       // reconcile that still saw it is in flight, Crossplane re-creates it from this desired
       // state, and a suspended Job starts no pod, so the agent does not run a second time.
       ...(finished ? { suspend: true } : {}),
-      ...(spec.lifecycle.retentionMinutes !== undefined ? { ttlSecondsAfterFinished: spec.lifecycle.retentionMinutes * 60 } : {}),
+      ...(spec.lifecycle.retentionMinutes !== undefined && !retain ? { ttlSecondsAfterFinished: spec.lifecycle.retentionMinutes * 60 } : {}),
       template: {
         metadata: { labels: p.labels },
         spec: {
           ...hardenedPodSpec(p),
           restartPolicy: "Never",
-          initContainers: [checkoutContainer(spec, p.profile, p.resources)],
+          // The collector's bound: how long it keeps serving the evidence after the runtime ends.
+          ...(p.evidence ? { terminationGracePeriodSeconds: p.evidence.collectTimeoutSeconds } : {}),
+          initContainers: [checkoutContainer(spec, p), ...(p.evidence ? [collectorContainer(p.evidence)] : [])],
           containers: [runtimeContainer(spec, runtime, p)],
-          volumes: [workspaceVolume(p), ...SCRATCH_VOLUMES, ...(p.kubernetesAccess !== "none" ? [apiTokenVolume()] : [])],
+          volumes: [
+            workspaceVolume(p),
+            ...SCRATCH_VOLUMES,
+            ...(p.kubernetesAccess !== "none" ? [apiTokenVolume()] : []),
+            ...(gitCa(spec, p) ? [caVolume(gitCa(spec, p)!)] : []),
+          ],
         },
       },
     },

@@ -7,9 +7,10 @@ import { positiveQuantity } from "./quantity.js";
 
 /**
  * Who a credential is for decides which container receives it: the Git token goes to the
- * checkout init container and never to the runtime, which runs model-driven code.
+ * checkout init container and never to the runtime, which runs model-driven code; the
+ * `evidence` credential (a Docker config JSON for the evidence registry) goes to the export alone.
  */
-export const credentialPurpose = z.enum(["git", "inference", "mcp", "registry"]);
+export const credentialPurpose = z.enum(["git", "inference", "mcp", "registry", "evidence"]);
 
 const credentialSchema = z.strictObject({
   name: dnsLabel(40),
@@ -62,7 +63,16 @@ export const developerWorkspaceSpecSchema = z
       idleTimeoutMinutes: z.int().min(1).max(10080).optional(),
       retentionMinutes: z.int().min(1).max(525600).optional(),
       deletion: z.enum(["Delete", "Retain"]).default("Delete").describe("What happens to the volume when the workspace is deleted."),
-      evidence: z.strictObject({ exportBeforeCleanup: z.boolean().default(false) }).prefault({}),
+      evidence: z
+        .strictObject({
+          exportBeforeCleanup: z
+            .boolean()
+            .default(false)
+            .describe(
+              "Push the run's evidence (outcome, verification, changes as a patch) to the profile's evidence registry once the run ends; the Job's retention clean-up and the workspace's deletion wait until it is recorded in status.outcome.evidence.",
+            ),
+        })
+        .prefault({}),
     }),
   })
   .superRefine((spec, ctx) => {
@@ -82,10 +92,15 @@ export const developerWorkspaceSpecSchema = z
     if (spec.lifecycle.profile === "review" && spec.verification === undefined) {
       ctx.addIssue({ code: "custom", path: ["verification"], message: "Required for lifecycle.profile review: a review exists to produce verification evidence" });
     }
-    const gitCredentials = spec.credentials.filter((c) => c.purpose === "git");
-    if (gitCredentials.length > 1) {
-      ctx.addIssue({ code: "custom", path: ["credentials"], message: "must hold at most one credential with purpose git" });
+    for (const purpose of ["git", "evidence"] as const) {
+      if (spec.credentials.filter((c) => c.purpose === purpose).length > 1) {
+        ctx.addIssue({ code: "custom", path: ["credentials"], message: `must hold at most one credential with purpose ${purpose}` });
+      }
     }
+    if (!spec.lifecycle.evidence.exportBeforeCleanup && spec.credentials.some((c) => c.purpose === "evidence")) {
+      ctx.addIssue({ code: "custom", path: ["credentials"], message: "a credential with purpose evidence is only used with lifecycle.evidence.exportBeforeCleanup" });
+    }
+    const gitCredentials = spec.credentials.filter((c) => c.purpose === "git");
     if (gitCredentials.length > 0 && spec.capabilities.git === undefined) {
       ctx.addIssue({ code: "custom", path: ["capabilities", "git"], message: "Required when a git credential is given" });
     }

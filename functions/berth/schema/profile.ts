@@ -36,6 +36,16 @@ export const destinationSchema = z
       .describe(
         "Where the MCP server behind this destination answers (Streamable HTTP), for the MCP gate that enforces declared tools: the Service's first port, or the one address and first port of cidrs. Defaults to http and /mcp.",
       ),
+    caBundle: z
+      .strictObject({
+        namespace: dnsLabel(63),
+        name: dnsLabel(63),
+        key: z.string().min(1).max(253).regex(/^[-._a-zA-Z0-9]+$/, "must be a ConfigMap key").default("ca.crt"),
+      })
+      .optional()
+      .describe(
+        "A ConfigMap holding the PEM CA bundle this destination's TLS certificate chains to, for a private CA. Berth copies it into each workspace that uses the destination, and the container that talks TLS to it (the checkout for git, the evidence export for the evidence registry) trusts it alone.",
+      ),
   })
   .check((ctx) => {
     const d = ctx.value;
@@ -104,6 +114,25 @@ export const workspaceProfileSpecSchema = z.strictObject({
     .describe(
       "The MCP gate: a pod in each workspace that declares MCP tools, the only one that reaches those MCP servers, offering and forwarding only the declared tools. Required for any workspace that declares spec.capabilities.mcp[].tools.",
     ),
+  evidence: z
+    .strictObject({
+      image: image.describe("Image of Berth's evidence program (`npm run image -- --evidence`): the collector beside the runtime and the export that pushes."),
+      destination: dnsLabel(40).describe("The reviewed destination (spec.destinations) of the OCI registry evidence is pushed to; only the export's pod reaches it."),
+      repository: z
+        .string()
+        .max(255)
+        .regex(/^[A-Za-z0-9.-]+(:[0-9]+)?(\/[a-z0-9]+([._-][a-z0-9]+)*)+$/, "must be an OCI repository: host[:port]/path, without scheme or tag")
+        .describe("The repository each workspace's evidence is pushed to, tagged with the workspace ID."),
+      resources: resourceList.default({ cpu: "100m", memory: "128Mi" }).describe("CPU and memory of the collector and of the export, each; added to the workspace's quota."),
+      collectTimeoutSeconds: z
+        .int()
+        .min(60)
+        .max(86400)
+        .default(3600)
+        .describe("How long after the runtime ends the collector keeps the evidence for the export to fetch (the workload pod's terminationGracePeriodSeconds); the bound of export retries."),
+    })
+    .optional()
+    .describe("Where finished DeveloperWorkspaces with lifecycle.evidence.exportBeforeCleanup push their evidence (outcome, verification, proposed changes) as one OCI artifact. Required for any workspace that sets it."),
   user: z
     .strictObject({
       uid: z.int().min(1).max(2147483647).default(65532),
@@ -124,6 +153,11 @@ export const workspaceProfileSpecSchema = z.strictObject({
     default: resourceList,
     max: resourceList.describe("The largest CPU and memory a workspace may request."),
   }),
+}).check((ctx) => {
+  const evidence = ctx.value.evidence;
+  if (evidence !== undefined && !ctx.value.destinations.some((d) => d.name === evidence.destination)) {
+    ctx.issues.push({ code: "custom", input: evidence.destination, path: ["evidence", "destination"], message: `names no destination in spec.destinations ("${evidence.destination}")` });
+  }
 });
 
 export type WorkspaceProfileSpec = z.output<typeof workspaceProfileSpecSchema>;

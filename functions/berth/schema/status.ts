@@ -12,14 +12,42 @@ const health = {
   message: z.string().max(2048).optional(),
 };
 
+export const exportedEvidenceSchema = z
+  .strictObject({
+    repository: z.string().max(255),
+    tag: z.string().max(128),
+    digest: z.string().max(80).describe("The artifact's manifest digest: fetch it as <repository>@<digest>."),
+    exportedAt: z.string().max(64),
+  })
+  .describe("Where the run's evidence was pushed; once recorded it is never rewritten.");
+
+export const verificationResultSchema = z
+  .strictObject({
+    exitCode: z.int(),
+    output: z.string().max(1024).describe("The first 1,024 characters; the artifact holds up to 64 KiB."),
+    reportedBy: z.enum(["runtime"]).describe("Who ran the command: the runtime, which writes its result to BERTH_VERIFICATION_RESULT."),
+  })
+  .describe("The verification command's result, as exported with the evidence.");
+
 export const outcomeSchema = z
   .strictObject({
     result: z.enum(["Succeeded", "Failed"]),
     reason: z.string().max(64),
     message: z.string().max(512).optional(),
     finishedAt: z.string().max(64).optional(),
+    evidence: exportedEvidenceSchema.optional(),
+    verification: verificationResultSchema.optional(),
   })
   .describe("The historical terminal outcome of the workspace's run; once recorded it is never rewritten.");
+
+export const evidenceStatusSchema = z
+  .strictObject({
+    state: z.enum(["Collecting", "Exporting", "Exported", "Failed", "Waived"]),
+    reason: z.string().max(64).optional(),
+    message: z.string().max(512).optional(),
+    attempts: z.int().min(0).optional().describe("Export attempts that failed so far."),
+  })
+  .describe("Where the export of the run's evidence stands (lifecycle.evidence.exportBeforeCleanup).");
 
 export const capacityStatusSchema = z
   .strictObject({
@@ -47,6 +75,7 @@ export const developerWorkspaceStatusSchema = z.strictObject({
   capacity: capacityStatusSchema.optional(),
   usage: resourceUsageSchema.optional(),
   outcome: outcomeSchema.optional(),
+  evidence: evidenceStatusSchema.optional(),
 });
 
 export const workspaceProfileStatusSchema = z.strictObject({
@@ -67,6 +96,7 @@ export const workspaceProfileStatusSchema = z.strictObject({
 export type DeveloperWorkspaceStatus = z.output<typeof developerWorkspaceStatusSchema>;
 export type WorkspaceProfileStatus = z.output<typeof workspaceProfileStatusSchema>;
 export type CapacityStatus = z.output<typeof capacityStatusSchema>;
+export type EvidenceStatus = z.output<typeof evidenceStatusSchema>;
 export type ResourceUsage = z.output<typeof resourceUsageSchema>;
 
 /** The class a workspace was bound to, pinned so a later edit of the class cannot change it silently. */

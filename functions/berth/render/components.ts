@@ -1,0 +1,13 @@
+import type { NamespaceProfile } from "../workspace.js";
+import { gateResources } from "./mcp-gate.js";
+
+/**
+ * CPU and memory of each container Berth runs beside the workspace's own: the MCP gate, and the
+ * evidence collector and export (which run at the same time: the collector holds the evidence
+ * until the export has pushed it). The quota holds their sum with the workspace's, and the
+ * LimitRange's ceiling lets the largest of them in.
+ */
+export function componentResources(p: NamespaceProfile): { cpu: string; memory: string }[] {
+  const gate = gateResources(p);
+  return [...(gate ? [gate] : []), ...(p.evidence ? [p.evidence.resources, p.evidence.resources] : [])];
+}
