@@ -111,8 +111,11 @@ export function collectorFor(exportJob: KubeObject | undefined, pod: KubeObject 
   return running && status?.podIP ? collectorUrl(status.podIP) : undefined;
 }
 
-/** The export's pods as Crossplane fetched them: those of the observed export Job, and no other. */
-export function exportPods(job: KubeObject | undefined, pods: readonly KubeObject[] | undefined): KubeObject[] {
+/**
+ * A Job's pods as Crossplane fetched them by label: those the observed Job controls, and no other
+ * (admission keeps anyone but the Job controller from making a pod with those labels).
+ */
+export function jobPods(job: KubeObject | undefined, pods: readonly KubeObject[] | undefined): KubeObject[] {
   const uid = job?.metadata?.uid;
   if (uid === undefined) return [];
   const owners = (p: KubeObject) => (p.metadata?.ownerReferences ?? []) as { uid?: string; controller?: boolean }[];

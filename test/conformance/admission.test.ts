@@ -278,4 +278,60 @@ describe("admission policies, as non-admin users", () => {
       await expectAllowed(configMap("notes"), POD_USER);
     });
   });
+
+  describe("in a workspace Namespace, only Crossplane and the Job controller make the evidence export, the run's pods or a private CA", () => {
+    const labelledPod = (labels: Record<string, string>): Obj => ({ ...pod(false), metadata: { name: "adm-evidence-pod", namespace: GATE_NS, labels } });
+    const job = (name: string, labels: Record<string, string>): Obj => ({
+      apiVersion: "batch/v1",
+      kind: "Job",
+      metadata: { name, namespace: GATE_NS },
+      spec: { template: { metadata: { labels }, spec: { ...(pod(false).spec as Record<string, unknown>), restartPolicy: "Never" } } },
+    });
+    const configMap = (name: string): Obj => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: GATE_NS }, data: { "ca.crt": "-----BEGIN CERTIFICATE-----" } });
+
+    it("a pod labelled as the export's, or as the workspace Job's, is denied; the same pod unlabelled is allowed", async () => {
+      const message = "only the Job controller makes a pod of the workspace or evidence-export Job; pete-pods may not";
+      await expectDenied(labelledPod({ "workspaces.berth.dev/component": "evidence-export" }), POD_USER, "berth-evidence-pods", message);
+      await expectDenied(labelledPod({ "batch.kubernetes.io/job-name": "workspace" }), POD_USER, "berth-evidence-pods", message);
+      await expectDenied(labelledPod({ "job-name": "evidence-export" }), POD_USER, "berth-evidence-pods", message);
+      await expectAllowed(labelledPod({ app: "mine" }), POD_USER);
+    });
+    it("a Job of export pods, or named as Berth's, is denied; another Job is allowed", async () => {
+      await expectDenied(job("adm-export", { "workspaces.berth.dev/component": "evidence-export" }), POD_USER, "berth-evidence-workloads", "only Crossplane writes the Job adm-export (Berth evidence export and private CAs); pete-pods may not");
+      await expectDenied(job("evidence-export", {}), POD_USER, "berth-evidence-workloads", "only Crossplane writes the Job evidence-export");
+      await expectDenied(job("workspace", {}), POD_USER, "berth-evidence-workloads", "only Crossplane writes the Job workspace");
+      await expectAllowed(job("adm-mine", { app: "mine" }), POD_USER);
+    });
+    it("a private CA's copy (ConfigMap ca-*) is Crossplane's alone", async () => {
+      await expectDenied(configMap("ca-github"), POD_USER, "berth-evidence-workloads", "only Crossplane writes the ConfigMap ca-github");
+      await expectAllowed(configMap("notes-ca"), POD_USER);
+    });
+  });
+
+  describe("a finished DeveloperWorkspace whose evidence is not recorded is not deleted, not even by an administrator, until it is or an operator waives it", () => {
+    const NAME = "adm-evidence-xr";
+    const review = loadOne("examples/developerworkspace-review.yaml");
+    const deleteDryRun = () => c.request("DELETE", `/apis/workspaces.berth.dev/v1alpha1/developerworkspaces/${NAME}?dryRun=All`);
+    afterAll(async () => {
+      await c.mergePatch({ apiVersion: API, kind: "DeveloperWorkspace", metadata: { name: NAME, annotations: { "workspaces.berth.dev/evidence-waived": "conformance clean-up" } } }).catch(() => undefined);
+      await c.delete(API, "DeveloperWorkspace", NAME);
+    });
+
+    it("refused once the outcome is recorded without evidence; allowed once waived", async () => {
+      await c.apply({ ...structuredClone(review), metadata: { name: NAME }, spec: { ...structuredClone(review.spec as object), workspaceID: "adm-evidence" } });
+      // Still running (no outcome): deleting cancels the run, and is allowed.
+      const running = await deleteDryRun();
+      expect(running.status, running.text).toBe(200);
+      // Berth records the outcome from the runtime; here, as the status subresource writer would.
+      const patched = await c.patchStatus(API, "DeveloperWorkspace", NAME, undefined, { outcome: { result: "Succeeded", reason: "Completed", finishedAt: "2026-12-07T10:00:00Z" } });
+      expect(patched.status, patched.text).toBe(200);
+      const refused = await deleteDryRun();
+      expect(refused.status, refused.text).toBe(403);
+      expect(refused.body.message).toContain("ValidatingAdmissionPolicy 'berth-evidence-before-cleanup'");
+      expect(refused.body.message).toContain(`DeveloperWorkspace ${NAME} has finished, and its evidence is not exported yet`);
+      await c.mergePatch({ apiVersion: API, kind: "DeveloperWorkspace", metadata: { name: NAME, annotations: { "workspaces.berth.dev/evidence-waived": "conformance: no registry here" } } });
+      const waived = await deleteDryRun();
+      expect(waived.status, waived.text).toBe(200);
+    });
+  });
 });

@@ -2,7 +2,7 @@ import { type CapacityDeclaration, capacityStatus, checkCapacity, evaluateCapaci
 import { capacityEnforced, egressResolved } from "../conditions.js";
 import { declaredCapabilities, resolveEgress } from "../egress.js";
 import type { CompositeRenderer, KubeObject, Observed, Verdict } from "../model.js";
-import { collectorFor, evidenceRequest, evidenceStatus, evidenceWaived, exportPodLabels, exportPods, exportState, newestPod, resolveCaBundles, tlsDestinations } from "../evidence.js";
+import { collectorFor, evidenceRequest, evidenceStatus, evidenceWaived, exportPodLabels, exportState, jobPods, newestPod, resolveCaBundles, tlsDestinations } from "../evidence.js";
 import { type Outcome, outcomeOfJob, outcomeOfRuntime, recordedOutcome } from "../outcome.js";
 import type { Problem } from "../problems.js";
 import { beyondProfile, resolveProfile, resolveStorageClass } from "../profile.js";
@@ -128,16 +128,17 @@ export const renderDeveloperWorkspace: CompositeRenderer = (observed): Verdict =
   // keeps the pod, and so the Job, running until the export is done.
   const workloadPod =
     evidenceExport && observedWorkload !== undefined && recorded?.evidence === undefined
-      ? newestPod(required.list("workload-pods", { apiVersion: "v1", kind: "Pod", namespace, matchLabels: workloadPods() }))
+      ? newestPod(jobPods(observedWorkload, required.list("workload-pods", { apiVersion: "v1", kind: "Pod", namespace, matchLabels: workloadPods() })))
       : undefined;
   let outcome = recorded ?? outcomeOfJob(observedWorkload) ?? (evidenceExport ? outcomeOfRuntime(workloadPod) : undefined);
   const warnings: string[] = [];
 
   let evidenceNow: DeveloperWorkspaceStatus["evidence"];
-  let settled = true;
+  // Without an export there is nothing to wait for; with one, until it is recorded or waived.
+  let settled = evidenceExport === undefined;
   const observedExport = observed.resources[EVIDENCE_EXPORT_NAME];
   if (evidenceExport && outcome !== undefined) {
-    const pods = observedExport ? exportPods(observedExport, required.list("evidence-export-pods", { apiVersion: "v1", kind: "Pod", namespace, matchLabels: exportPodLabels })) : [];
+    const pods = observedExport ? jobPods(observedExport, required.list("evidence-export-pods", { apiVersion: "v1", kind: "Pod", namespace, matchLabels: exportPodLabels })) : [];
     const state = exportState(pods);
     if (outcome.evidence === undefined && state.exported) outcome = { ...outcome, ...state.exported };
     const waived = evidenceWaived(observed.composite);
