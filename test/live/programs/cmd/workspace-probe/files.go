@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -78,6 +79,42 @@ func fillFile(path string, size int64) (int64, error) {
 		return written, err
 	}
 	return written, f.Close()
+}
+
+// cmdWriteText writes TEXT, byte for byte, to PATH: the stand-in for an
+// agent editing a source file, so the workspace has a change a patch can
+// carry. Missing parent directories are created, as an editor creating a
+// new file would.
+func cmdWriteText(_ context.Context, out *output, args []string) int {
+	pos, err := parseArgs(args, nil)
+	if err != nil {
+		return out.usage("", err.Error())
+	}
+	if len(pos) != 2 {
+		return out.usage("", "PATH and TEXT are required (put -- before a TEXT that starts with -)")
+	}
+	res := writeResult{Path: pos[0], Requested: int64(len(pos[1]))}
+	res.Written, err = writeText(pos[0], pos[1])
+	res.OK, res.Error, res.Reason = err == nil, errText(err), reason(err)
+	return out.result(res.OK, res)
+}
+
+// writeText creates a new file as 0644 but leaves an existing file's mode
+// alone: a patch should carry the text change, not a mode change.
+func writeText(path, text string) (int64, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return 0, err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return 0, err
+	}
+	n, err := f.WriteString(text)
+	if err != nil {
+		f.Close()
+		return int64(n), err
+	}
+	return int64(n), f.Close()
 }
 
 // parseSize accepts a byte count ("1048576"), a binary suffix (Ki, Mi, Gi,

@@ -174,3 +174,61 @@ func TestRead(t *testing.T) {
 		t.Fatalf("result %v", v)
 	}
 }
+
+func TestWriteText(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "src", "pkg", "deep", "change.go")
+	// No trailing newline, a leading dash (after --), and multi-byte text:
+	// the file must hold exactly these bytes.
+	const text = "-package deep\n\nconst Greeting = \"héllo\" // ✓"
+	v, code := probe(t, "write-text", path, "--", text)
+	wantCode(t, code, exitOK, v)
+	if v["path"] != path || v["written"].(float64) != float64(len(text)) || v["error"] != "" || v["reason"] != "" {
+		t.Fatalf("result %v", v)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil || string(data) != text {
+		t.Fatalf("file holds %q (err %v), want %q", data, err, text)
+	}
+	if info, err := os.Stat(path); err != nil || info.Mode().Perm() != 0o644&^umask(t) {
+		t.Fatalf("file mode %v, %v; want 0644 less the umask", info.Mode(), err)
+	}
+	if info, err := os.Stat(filepath.Dir(path)); err != nil || info.Mode().Perm() != 0o755&^umask(t) {
+		t.Fatalf("directory mode %v, %v; want 0755 less the umask", info.Mode(), err)
+	}
+
+	// Rewriting replaces the whole content, shorter included, and keeps
+	// an existing file's mode, so a patch carries only the text change.
+	if err := os.Chmod(path, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	v, code = probe(t, "write-text", path, "x")
+	wantCode(t, code, exitOK, v)
+	if data, _ := os.ReadFile(path); string(data) != "x" {
+		t.Fatalf("rewritten file holds %q", data)
+	}
+	if info, _ := os.Stat(path); info.Mode().Perm() != 0o755 {
+		t.Fatalf("rewrite changed the mode to %v", info.Mode())
+	}
+
+	v, code = probe(t, "write-text", filepath.Join(dir, "empty"), "")
+	wantCode(t, code, exitOK, v)
+	if info, err := os.Stat(filepath.Join(dir, "empty")); err != nil || info.Size() != 0 {
+		t.Fatalf("empty text: %v, %v", info, err)
+	}
+
+	// A parent that is a file: the failure is reported, with its errno.
+	v, code = probe(t, "write-text", filepath.Join(path, "below"), "x")
+	wantCode(t, code, exitFail, v)
+	if v["reason"] != "not a directory" || v["written"].(float64) != 0 {
+		t.Fatalf("result %v", v)
+	}
+}
+
+// umask reads the process umask (setting it is the only way to read it).
+func umask(t *testing.T) os.FileMode {
+	t.Helper()
+	old := syscall.Umask(0)
+	syscall.Umask(old)
+	return os.FileMode(old)
+}

@@ -5,7 +5,9 @@
 // Every subcommand prints exactly one line of JSON on stdout, which the
 // harness parses, and exits 0 when the probe succeeded, 1 when it was
 // refused or failed (the JSON's "error" and "reason" say why), and 2 on a
-// usage error. Diagnostics that are not the result go to stderr.
+// usage error. Diagnostics that are not the result go to stderr. The one
+// exception is say-and-exit, which stands in for a verification command
+// and prints only its TEXT.
 package main
 
 import (
@@ -34,18 +36,21 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"run":         {"run", cmdRun},
-	"finish":      {"finish [CODE]", cmdFinish},
-	"listen":      {"listen PORT", cmdListen},
-	"tcp":         {"tcp HOST:PORT [--timeout DURATION]", cmdTCP},
-	"dns":         {"dns NAME [--timeout DURATION]", cmdDNS},
-	"http":        {"http URL [--bearer-file PATH] [--ca-file PATH] [--timeout DURATION]", cmdHTTP},
-	"mcp":         {"mcp URL --script JSON [--timeout DURATION]", cmdMCP},
-	"kube":        {"kube GET-PATH [--timeout DURATION]", cmdKube},
-	"write":       {"write PATH SIZE", cmdWrite},
-	"read":        {"read PATH", cmdRead},
-	"inspect":     {"inspect", cmdInspect},
-	"find-string": {"find-string NEEDLE ROOT...", cmdFindString},
+	"run":          {"run", cmdRun},
+	"finish":       {"finish [CODE]", cmdFinish},
+	"listen":       {"listen PORT", cmdListen},
+	"tcp":          {"tcp HOST:PORT [--timeout DURATION]", cmdTCP},
+	"dns":          {"dns NAME [--timeout DURATION]", cmdDNS},
+	"http":         {"http URL [--bearer-file PATH] [--ca-file PATH] [--timeout DURATION]", cmdHTTP},
+	"mcp":          {"mcp URL --script JSON [--timeout DURATION]", cmdMCP},
+	"kube":         {"kube GET-PATH [--timeout DURATION]", cmdKube},
+	"write":        {"write PATH SIZE", cmdWrite},
+	"write-text":   {"write-text PATH TEXT", cmdWriteText},
+	"read":         {"read PATH", cmdRead},
+	"inspect":      {"inspect", cmdInspect},
+	"find-string":  {"find-string NEEDLE ROOT...", cmdFindString},
+	"verify":       {"verify [--timeout DURATION]", cmdVerify},
+	"say-and-exit": {"say-and-exit CODE TEXT", cmdSayAndExit},
 }
 
 func main() {

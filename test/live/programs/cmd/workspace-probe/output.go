@@ -40,6 +40,18 @@ func (o *output) print(v any) {
 	_, _ = o.w.Write(buf.Bytes())
 }
 
+// raw writes text as the whole of stdout, with no JSON and no newline. Only
+// say-and-exit uses it: its output is a verified command's own, not a
+// probe result.
+func (o *output) raw(text string) {
+	if o.printed {
+		fmt.Fprintf(o.log, "workspace-probe %s: internal error: second result suppressed\n", o.command)
+		return
+	}
+	o.printed = true
+	_, _ = io.WriteString(o.w, text)
+}
+
 // result prints v and returns exitOK or exitFail according to ok.
 func (o *output) result(ok bool, v any) int {
 	o.print(v)

@@ -16,7 +16,9 @@ import (
 
 // Helper-process modes: the test binary re-runs itself to probe under
 // conditions that must not apply to the whole test process (a file-size
-// limit, another uid).
+// limit, another uid), or to be the command `verify` runs ("argv": the
+// probe with the process's own arguments; "interleave": writes to stdout
+// and stderr in turn).
 const (
 	helperModeEnv = "BERTH_PROBE_TEST_HELPER"
 	helperArgsEnv = "BERTH_PROBE_TEST_ARGS"
@@ -26,6 +28,15 @@ func TestMain(m *testing.M) {
 	switch os.Getenv(helperModeEnv) {
 	case "":
 		os.Exit(m.Run())
+	case "argv":
+		// m.Run, which parses the test flags, never runs here, so the
+		// arguments are the probe's.
+		os.Exit(dispatch(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	case "interleave":
+		fmt.Fprint(os.Stdout, "out1\n")
+		fmt.Fprint(os.Stderr, "err1\n")
+		fmt.Fprint(os.Stdout, "out2\n")
+		os.Exit(0)
 	case "fsize":
 		// Ignore SIGXFSZ so exceeding the limit is an EFBIG write error
 		// rather than death by signal.
@@ -102,6 +113,12 @@ func TestUsageErrors(t *testing.T) {
 		{"run", "extra"},
 		{"find-string", "needle"},
 		{"find-string", "", "/tmp"},
+		{"write-text", "/tmp/x"},
+		{"write-text", "/tmp/x", "-text"},
+		{"say-and-exit", "0"},
+		{"say-and-exit", "126", "x"},
+		{"say-and-exit", "-1", "x"},
+		{"say-and-exit", "x", "x"},
 	} {
 		v, code := probe(t, args...)
 		wantCode(t, code, exitUsage, v)

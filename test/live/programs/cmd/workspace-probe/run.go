@@ -147,20 +147,27 @@ func cmdFinish(_ context.Context, out *output, args []string) int {
 		}
 	}
 	res := finishResult{Path: finishPath, Code: code}
-	err = writeAtomically(finishPath, strconv.Itoa(code)+"\n")
+	err = writeAtomically(finishPath, strconv.Itoa(code)+"\n", 0o600)
 	res.OK, res.Error, res.Reason = err == nil, errText(err), reason(err)
 	return out.result(res.OK, res)
 }
 
-// writeAtomically writes via a temporary file and a rename, so `run` never
-// reads a half-written file (an empty one would mean exit 0).
-func writeAtomically(path, content string) error {
+// writeAtomically writes via a temporary file in the same directory and a
+// rename, so a reader (`run` polling the finish file, Berth collecting a
+// verification result) never sees a half-written file: an empty finish
+// file would mean exit 0. The mode is set before the rename for the same
+// reason; CreateTemp alone would leave 0600.
+func writeAtomically(path, content string, perm os.FileMode) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name())
 	if _, err := tmp.WriteString(content); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(perm); err != nil {
 		tmp.Close()
 		return err
 	}
