@@ -146,6 +146,15 @@ describe("evidence exported before clean-up", () => {
     expect(jobSpec(desired(ended, "workload")).suspend).toBeUndefined();
     expect(jobSpec(desired(ended, "workload")).ttlSecondsAfterFinished).toBeUndefined();
     expect(statusOf(ended).evidence).toMatchObject({ state: "Collecting" });
+    expect(statusOf(ended).phase).toBe("Failed");
+  });
+
+  it("a runtime that completed makes the workspace Ready and Completed while its Job still runs the collector", () => {
+    const { workspace, observed, namespace } = running();
+    const notReady = { ...observed, workload: { ...observed.workload!, status: { active: 1, ready: 0 } } };
+    const rsp = runFunction(request(workspace, { required: { ...ALL_REQUIRED, "workload-pods": [workloadPod(namespace, { exitCode: 0 })] }, observed: notReady }));
+    expect([statusOf(rsp).phase, statusOf(rsp).reason]).toEqual(["Ready", "Completed"]);
+    expect(rsp.desired?.resources?.workload?.ready).toBe(1);
   });
 
   it("the push credential goes to the export alone", () => {

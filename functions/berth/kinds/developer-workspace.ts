@@ -29,11 +29,12 @@ function health(
   notReady: string[],
   workload: KubeObject | undefined,
   outcome: Outcome | undefined,
+  runtimeEnded: Outcome | undefined,
 ): Pick<DeveloperWorkspaceStatus, "phase" | "reason" | "message"> {
   if (observed.composite.metadata?.deletionTimestamp !== undefined) {
     return { phase: "Deleting", reason: "Deleting", message: "the workspace is being deleted" };
   }
-  const running = outcomeOfJob(workload);
+  const running = outcomeOfJob(workload) ?? runtimeEnded;
   if (running?.result === "Failed") return { phase: "Failed", reason: running.reason, message: "the workspace's runtime failed" };
   if (notReady.length > 0) return PROVISIONING;
   if (outcome?.result === "Succeeded") return { phase: "Ready", reason: "Completed", message: "the runtime has completed; the workspace's files are kept" };
@@ -130,7 +131,9 @@ export const renderDeveloperWorkspace: CompositeRenderer = (observed): Verdict =
     evidenceExport && observedWorkload !== undefined && recorded?.evidence === undefined
       ? newestPod(jobPods(observedWorkload, required.list("workload-pods", { apiVersion: "v1", kind: "Pod", namespace, matchLabels: workloadPods() })))
       : undefined;
-  let outcome = recorded ?? outcomeOfJob(observedWorkload) ?? (evidenceExport ? outcomeOfRuntime(workloadPod) : undefined);
+  // While its collector runs, the Job is still active: the runtime's own end is the run's end.
+  const runtimeEnded = evidenceExport ? outcomeOfRuntime(workloadPod) : undefined;
+  let outcome = recorded ?? outcomeOfJob(observedWorkload) ?? runtimeEnded;
   const warnings: string[] = [];
 
   let evidenceNow: DeveloperWorkspaceStatus["evidence"];
@@ -161,9 +164,11 @@ export const renderDeveloperWorkspace: CompositeRenderer = (observed): Verdict =
   }
 
   const resources = withReadiness(inCreationOrder(objects, observed.resources, required, namespaceNow, DEVELOPER_WORKLOAD), observed.resources);
-  // The export's progress is reported in status.evidence, not as the workspace's readiness.
+  // The export's progress is reported in status.evidence, not as the workspace's readiness; a
+  // runtime that completed is as ready as its Job will be once the collector is done.
   if (resources[EVIDENCE_EXPORT_NAME]) resources[EVIDENCE_EXPORT_NAME].ready = true;
-  const now = health(observed, unready(resources), observedWorkload, outcome);
+  if (runtimeEnded?.result === "Succeeded" && resources.workload) resources.workload.ready = true;
+  const now = health(observed, unready(resources), observedWorkload, outcome, runtimeEnded);
   const status: DeveloperWorkspaceStatus = {
     ...baseStatus,
     ...now,
