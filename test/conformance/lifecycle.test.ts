@@ -219,7 +219,12 @@ describe.runIf(local)("the lifecycle, run by Crossplane Operations", () => {
   });
 
   it("a workspace whose class forbids suspend and an active workspace are never touched", async () => {
-    const output = suspendedOp.status.pipeline[0].output;
+    // An Operation run that judged lc-scratch (running and idle by then) refused it. The run that
+    // suspended lc-idle usually did too, but under load lc-scratch may not have been running yet.
+    const refusing = await waitFor("an Operation run that refused lc-scratch", async () =>
+      (await operationsOf(c, CRON.metadata!.name!)).find((o) => (o.status?.pipeline?.[0]?.output?.refused ?? []).some((r: { workspace: string }) => r.workspace === SCRATCH.metadata!.name)),
+    120_000, 1000);
+    const output = refusing.status.pipeline[0].output;
     expect(output.refused.map((r: { workspace: string }) => r.workspace)).toEqual([SCRATCH.metadata!.name]);
     expect(output.refused[0].message).toContain(`ExecutionWorkspaceClass "lifecycle-ephemeral" is Ephemeral and the workspace's onDetach action is Keep`);
     for (const w of [SCRATCH, BUSY]) {
