@@ -4,10 +4,12 @@
 // (read from it, so the two cannot drift). Every byte follows from those inputs: built twice, it
 // has the same digest.
 //
-//   npm run image [-- --tag <ref>] [--version <release>] [--out <file>] [--json <file>] [--skip-bundle] [--gate]
+//   npm run image [-- --tag <ref>] [--version <release>] [--out <file>] [--json <file>] [--skip-bundle] [--gate | --evidence]
 //
 // --gate builds the MCP gate's image the same way, from package/mcp-gate/Dockerfile and its
 // bundle (npm run bundle:gate): the same pinned Node.js and libraries, another bundle.
+// --evidence builds the evidence program's image (the collector and the export) likewise, from
+// package/evidence/Dockerfile and npm run bundle:evidence.
 //
 // writes an OCI image-layout archive (with Docker's manifest.json too) that `crossplane xpkg
 // build --embed-runtime-image-tarball`, `ctr images import` and `docker load` all take.
@@ -165,6 +167,17 @@ export function defaultGateImageName(version = packageVersion()): string {
   return `berth.local/mcp-gate:v${version}`;
 }
 
+/** The evidence program's image: its Dockerfile and bundle in place of the function's. */
+export const EVIDENCE = { dockerfile: join(REPO, "package/evidence/Dockerfile"), bundlePath: join(REPO, "dist/evidence.mjs"), bundleScript: "bundle:evidence" };
+
+export function buildEvidenceImage(options: Omit<FunctionImageOptions, "bundlePath" | "dockerfile">): Promise<BuiltImage> {
+  return buildFunctionImage({ ...options, bundlePath: EVIDENCE.bundlePath, dockerfile: EVIDENCE.dockerfile });
+}
+
+export function defaultEvidenceImageName(version = packageVersion()): string {
+  return `berth.local/evidence:v${version}`;
+}
+
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const { values: opts } = parseArgs({
     options: {
@@ -174,18 +187,23 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
       json: { type: "string" },
       "skip-bundle": { type: "boolean", default: false },
       gate: { type: "boolean", default: false },
+      evidence: { type: "boolean", default: false },
     },
     allowPositionals: false,
   });
-  const gate = opts.gate;
+  const { gate, evidence } = opts;
+  if (gate && evidence) {
+    console.error("--gate and --evidence build different images: choose one");
+    process.exit(2);
+  }
   if (!opts["skip-bundle"]) {
-    const b = spawnSync("npm", ["run", "-s", gate ? GATE.bundleScript : "bundle"], { cwd: REPO, stdio: "inherit" });
+    const b = spawnSync("npm", ["run", "-s", gate ? GATE.bundleScript : evidence ? EVIDENCE.bundleScript : "bundle"], { cwd: REPO, stdio: "inherit" });
     if (b.status !== 0) process.exit(1);
   }
   const version = (opts.version ?? packageVersion()).replace(/^v/, "");
-  const name = opts.tag ?? (gate ? defaultGateImageName(version) : defaultImageName(version));
-  const out = resolve(opts.out ?? join(DEFAULT_CACHE, gate ? "mcp-gate.oci.tar" : "function-berth.oci.tar"));
-  const image = await (gate ? buildGateImage({ name, version }) : buildFunctionImage({ name, version }));
+  const name = opts.tag ?? (gate ? defaultGateImageName(version) : evidence ? defaultEvidenceImageName(version) : defaultImageName(version));
+  const out = resolve(opts.out ?? join(DEFAULT_CACHE, gate ? "mcp-gate.oci.tar" : evidence ? "evidence.oci.tar" : "function-berth.oci.tar"));
+  const image = await (gate ? buildGateImage({ name, version }) : evidence ? buildEvidenceImage({ name, version }) : buildFunctionImage({ name, version }));
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, image.archive);
   const figures = {

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import { type ExportResult, exportResultSchema } from "../evidence/result.js";
 import type { CapabilityRequest } from "./egress.js";
 import type { KubeObject } from "./model.js";
 import type { Outcome } from "./outcome.js";
@@ -74,19 +74,6 @@ export function tlsDestinations(capabilities: Capabilities, profile: WorkspacePr
   return [capabilities.git?.destination, exportBeforeCleanup ? profile.evidence?.destination : undefined];
 }
 
-/** What the export writes in its termination message: the artifact it pushed, or why it could not. */
-const exportReport = z.discriminatedUnion("state", [
-  z.object({
-    state: z.literal("Exported"),
-    repository: z.string().max(255),
-    tag: z.string().max(128),
-    digest: z.string().regex(/^sha256:[0-9a-f]{64}$/),
-    exportedAt: z.string().max(64),
-    verification: z.object({ exitCode: z.int(), output: z.string() }).nullish(),
-  }),
-  z.object({ state: z.literal("Failed"), reason: z.string().max(64), message: z.string() }),
-]);
-
 type Terminated = { exitCode?: number; message?: string; finishedAt?: string };
 type PodStatus = { podIP?: string; initContainerStatuses?: { name?: string; state?: { running?: unknown } }[]; containerStatuses?: { name?: string; state?: { terminated?: Terminated } }[] };
 
@@ -153,10 +140,11 @@ export function exportState(pods: readonly KubeObject[]): { exported?: Pick<Outc
   return { failed, ...(last ? { last: { reason: last.reason, message: last.message } } : {}) };
 }
 
-function parseReport(message: string | undefined): z.output<typeof exportReport> | undefined {
+/** The export's report, as functions/evidence/result.ts defines it: one schema for both ends. */
+function parseReport(message: string | undefined): ExportResult | undefined {
   if (message === undefined) return undefined;
   try {
-    const parsed = exportReport.safeParse(JSON.parse(message));
+    const parsed = exportResultSchema.safeParse(JSON.parse(message));
     return parsed.success ? parsed.data : undefined;
   } catch {
     return undefined;

@@ -50,7 +50,7 @@ function exportPod(namespace: string, name: string, exitCode: number, message: u
   };
 }
 
-const EXPORTED = { state: "Exported", repository: "evidence.registry.example.com/berth/evidence", tag: "review-pr-987", digest: DIGEST, exportedAt: "2026-12-07T10:05:00Z", verification: { exitCode: 1, output: "1 test failed" } };
+const EXPORTED = { state: "Exported", repository: "evidence.registry.example.com/berth/evidence", tag: "review-pr-987", digest: DIGEST, exportedAt: "2026-12-07T10:05:00Z", verification: { exitCode: 1, output: "1 test failed" }, attempts: 1 };
 
 /** The reconcile after the runtime exited, and the one after the export Job was created, with what its pods reported. */
 function afterRun(runtime = { exitCode: 0, finishedAt: "2026-12-07T10:04:00Z" }) {
@@ -166,7 +166,7 @@ describe("evidence exported before clean-up", () => {
 
   it("an export that cannot push says why in status and a warning, is retried, and nothing is cleaned up", () => {
     const { next, namespace } = afterRun();
-    const refused = { state: "Failed", reason: "Refused", message: "registry evidence.registry.example.com answered 403 Forbidden to the upload of blob sha256:0a1b" };
+    const refused = { state: "Failed", reason: "Refused", message: "POST a blob upload: the registry answered 403 DENIED", attempts: 3, lastAttemptAt: "2026-12-07T10:05:00Z" };
     const rsp = next([exportPod(namespace, "evidence-export-a", 1, refused, EXPORT_UID, "2026-12-07T10:05:00Z"), exportPod(namespace, "evidence-export-b", 1, refused, EXPORT_UID, "2026-12-07T10:06:00Z")]);
     expect(statusOf(rsp).evidence).toEqual({ state: "Failed", reason: "Refused", message: refused.message, attempts: 2 });
     expect(statusOf(rsp).reason).toBe("EvidenceExportFailed");
@@ -216,7 +216,7 @@ describe("evidence exported before clean-up", () => {
   it("an operator's waiver, with its reason, ends the wait: recorded in status, clean-up proceeds", () => {
     const { next, namespace, recorded } = afterRun();
     const waived = edited(recorded, (w) => (w.metadata!.annotations = { "workspaces.berth.dev/evidence-waived": "registry decommissioned; evidence not needed (INC-1234)" }));
-    const rsp = next([exportPod(namespace, "evidence-export-a", 1, { state: "Failed", reason: "Unreachable", message: "connect ECONNREFUSED" })], waived);
+    const rsp = next([exportPod(namespace, "evidence-export-a", 1, { state: "Failed", reason: "Unreachable", message: "connect ECONNREFUSED", attempts: 1, lastAttemptAt: "2026-12-07T10:05:00Z" })], waived);
     expect(statusOf(rsp).evidence).toEqual({ state: "Waived", reason: "Waived", message: "the export was waived: registry decommissioned; evidence not needed (INC-1234)" });
     expect(desired(rsp, "evidence-export")).toBeUndefined();
     expect(jobSpec(desired(rsp, "workload")).ttlSecondsAfterFinished).toBe(4320 * 60);

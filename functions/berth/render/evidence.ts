@@ -71,6 +71,7 @@ export function collectorContainer(e: EvidenceExport): IContainer {
       { name: "BERTH_CHECKOUT_DIR", value: "/workspace/src" },
       { name: "BERTH_EVIDENCE_PORT", value: String(EVIDENCE_PORT) },
       { name: "BERTH_VERIFICATION_RESULT", value: VERIFICATION_RESULT },
+      { name: "BERTH_BASELINE_FILE", value: `${COLLECTOR_DIR}/baseline.json` },
     ],
     ports: [{ name: "evidence", containerPort: EVIDENCE_PORT, protocol: "TCP" }],
     // The kubelet starts the runtime only once the collector answers: it has read the commit
@@ -78,9 +79,17 @@ export function collectorContainer(e: EvidenceExport): IContainer {
     startupProbe: { httpGet: { path: "/healthz", port: EVIDENCE_PORT }, periodSeconds: 1, failureThreshold: 60 },
     resources: { requests: e.resources, limits: e.resources },
     securityContext: hardenedContainerSecurityContext(),
-    volumeMounts: [{ name: WORKSPACE_VOLUME, mountPath: "/workspace", readOnly: true }, SCRATCH_MOUNTS[0]!],
+    // Its own scratch, which the runtime does not mount: the baseline it keeps for a restart.
+    volumeMounts: [
+      { name: WORKSPACE_VOLUME, mountPath: "/workspace", readOnly: true },
+      { name: COLLECTOR_VOLUME.name, mountPath: COLLECTOR_DIR },
+    ],
   };
 }
+
+/** The collector's own scratch volume. */
+export const COLLECTOR_VOLUME: IVolume = { name: "evidence-collector", emptyDir: { sizeLimit: "64Mi" } };
+const COLLECTOR_DIR = "/var/lib/berth-evidence";
 
 /** Where the export fetches the evidence: the collector, on the workload pod's address. */
 export function collectorUrl(podIP: string): string {

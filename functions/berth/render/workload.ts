@@ -8,7 +8,7 @@ import type { NamespaceProfile } from "../workspace.js";
 import { WORKSPACE_OBJECT_NAME } from "./labels.js";
 import { API_TOKEN_MOUNT, apiTokenVolume, hardenedContainerSecurityContext, hardenedPodSpec, SCRATCH_MOUNTS, SCRATCH_VOLUMES } from "./pod-security.js";
 import { WORKSPACE_VOLUME, workspaceVolume } from "./storage.js";
-import { caFile, caMount, caVolume, collectorContainer, VERIFICATION_RESULT } from "./evidence.js";
+import { caFile, caMount, caVolume, COLLECTOR_VOLUME, collectorContainer, VERIFICATION_RESULT } from "./evidence.js";
 import { gatedServers, mcpServersEnv } from "./mcp-gate.js";
 import { kube } from "./objects.js";
 
@@ -118,6 +118,7 @@ export function renderWorkload(spec: DeveloperWorkspaceSpec, runtime: Runtime, p
             ...SCRATCH_VOLUMES,
             ...(p.kubernetesAccess !== "none" ? [apiTokenVolume()] : []),
             ...(gitCa(spec, p) ? [caVolume(gitCa(spec, p)!)] : []),
+            ...(p.evidence ? [COLLECTOR_VOLUME] : []),
           ],
         },
       },
