@@ -20,11 +20,11 @@ import { createNodeNetwork, findNodeBinDir, nodePreflight, startNode, type Node,
 import { Cluster, installUpstreamCRDs } from "../conformance/setup.js";
 import { upstreamCRDs } from "../support/upstream-crds.js";
 import { buildImage } from "../../image/oci.js";
-import { buildGateImage, GATE, packageVersion } from "../../image/build.js";
+import { buildEvidenceImage, buildGateImage, EVIDENCE, GATE, packageVersion } from "../../image/build.js";
 import { agentSandboxImageSpec, AGENT_SANDBOX_VERSION, installAgentSandbox } from "./agent-sandbox.js";
 import { buildLiveImages, crossplaneImageSpec, LIVE_IMAGES } from "./images.js";
 import { installBerth, publishRelease, type FunctionPackage } from "./operator-install.js";
-import { startRegistry } from "./registry.js";
+import { type Registry, startRegistry } from "./registry.js";
 
 /** The StorageClass whose volumes the loop provisioner makes: exactly the requested size, enforced on write. */
 export const LOOP_STORAGE_CLASS = "loop-ext4";
@@ -43,6 +43,8 @@ export interface LiveCluster {
   cluster: Cluster;
   /** The API server's address and port, as pods reach it after kube-proxy's DNAT. */
   apiServer: { host: string; port: number };
+  /** The harness's OCI registry (on hostIP, its certificate signed by the cluster CA): packages, and workspaces' evidence. */
+  registry: Registry;
   stop(): Promise<void>;
 }
 
@@ -212,7 +214,16 @@ export async function startLiveCluster(opts: { log?: (m: string) => void } = {})
     // The MCP gate's image is the one `npm run image -- --gate` builds, from a fresh bundle.
     await run("npm", ["run", "-s", GATE.bundleScript]);
     const gateImage = await buildGateImage({ name: LIVE_IMAGES.mcpGate });
-    const images = [...(await buildLiveImages(nodeBin, readFileSync(join(cp.pkiDir, "ca.crt"), "utf8"))), crossplaneImage, await buildImage(agentSandboxImageSpec(nodeBin)), gateImage];
+    // So is the evidence collector's and export's, with `npm run image -- --evidence`.
+    await run("npm", ["run", "-s", EVIDENCE.bundleScript]);
+    const evidenceImage = await buildEvidenceImage({ name: LIVE_IMAGES.evidence });
+    const images = [
+      ...(await buildLiveImages(nodeBin, readFileSync(join(cp.pkiDir, "ca.crt"), "utf8"))),
+      crossplaneImage,
+      await buildImage(agentSandboxImageSpec(nodeBin)),
+      gateImage,
+      evidenceImage,
+    ];
     log(`built ${images.length} images in ${Date.now() - t} ms: ${images.map((i) => `${i.name} ${(i.archive.length / 1e6).toFixed(1)} MB`).join(", ")}`);
     t = Date.now();
     node = await startNode(cp, network, { images, pauseImage: LIVE_IMAGES.pause, binDir: nodeBin, registries: [registry], log });
@@ -267,6 +278,7 @@ export async function startLiveCluster(opts: { log?: (m: string) => void } = {})
       kubeconfig: cp.kubeconfig,
       cluster,
       apiServer: { host: server.hostname, port: Number(server.port) },
+      registry,
       stop,
     };
   } catch (e) {

@@ -36,6 +36,9 @@ export interface LiveAddresses {
   /** MCP servers the harness runs on hostIP (test/support/mcp-upstream.ts): its recording one and server-everything. */
   mcpRecordingPort?: number;
   mcpEverythingPort?: number;
+  /** The harness's registry (host:port on hostIP), where evidence is pushed, and a listener that refuses every push. */
+  registry?: string;
+  refusingRegistryPort?: number;
 }
 
 /** The MCP servers the live profile reviews, and what the gated workspace declares of them. */
@@ -132,8 +135,8 @@ export function harnessObjects(gitToken: string, tls: { crt: string; key: string
 
 /**
  * Puts what every live workspace needs in the cluster: the harness's services (the git fixture
- * serving https with a certificate from the cluster CA, which the images trust), the profile
- * and the agent-sandbox class. The live suite and `npm run bench:system:live` share it.
+ * serving https with a certificate from the cluster CA, which the profile's caBundle names for
+ * the checkout), the profile (and its refusing twin) and the agent-sandbox class. The live suite and `npm run bench:system:live` share it.
  */
 export async function installHarness(live: LiveCluster, addresses: LiveAddresses, gitToken: string): Promise<void> {
   const tlsDir = join(live.cp.runDir, "git-fixture-tls");
@@ -147,6 +150,7 @@ export async function installHarness(live: LiveCluster, addresses: LiveAddresses
   });
   for (const o of harnessObjects(gitToken, { crt: readFileSync(cert.crt, "utf8"), key: readFileSync(cert.key, "utf8") })) await live.cluster.apply(o);
   await live.cluster.apply(profile(addresses));
+  if (addresses.refusingRegistryPort !== undefined) await live.cluster.apply(profile(addresses, true));
   await live.cluster.apply(sandboxClass());
 }
 
@@ -160,11 +164,33 @@ export function mcpTokenSecret(namespace: string, token: string): Obj {
   return { apiVersion: "v1", kind: "Secret", metadata: { name: "mcp-token", namespace }, stringData: { token } };
 }
 
-export function profile(a: LiveAddresses): Obj {
+/** The evidence repository in the harness's registry. */
+export const EVIDENCE_REPOSITORY = "berth/evidence";
+/** The profile whose evidence registry refuses every push. */
+export const REFUSING_PROFILE = "live-refusing";
+/** The cluster CA as every namespace has it (kube-controller-manager publishes it): it signs the git fixture's and the registry's certificates. */
+const CLUSTER_CA = { namespace: FIXTURES_NS, name: "kube-root-ca.crt", key: "ca.crt" };
+
+/** The evidence registry's push credential, a Docker config JSON, in a workspace's namespace. */
+export function evidencePushSecret(namespace: string, registryHost: string, token: string): Obj {
+  const auth = Buffer.from(`berth-live:${token}`).toString("base64");
+  return {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name: "evidence-push", namespace },
+    type: "kubernetes.io/dockerconfigjson",
+    stringData: { ".dockerconfigjson": JSON.stringify({ auths: { [registryHost]: { auth } } }) },
+  };
+}
+
+/** The live profile, and with `refusing` its twin whose evidence registry refuses every push. */
+export function profile(a: LiveAddresses, refusing = false): Obj {
+  const registry = refusing ? (a.refusingRegistryPort === undefined ? undefined : `${a.hostIP}:${a.refusingRegistryPort}`) : a.registry;
+  const registryPort = registry === undefined ? undefined : Number(registry.split(":").pop());
   return {
     apiVersion: API,
     kind: "WorkspaceProfile",
-    metadata: { name: PROFILE },
+    metadata: { name: refusing ? REFUSING_PROFILE : PROFILE },
     spec: {
       podSecurity: { level: "restricted", version: "latest" },
       // The harness's loop-device provisioner: an ext4 filesystem of exactly the claim's size.
@@ -172,9 +198,15 @@ export function profile(a: LiveAddresses): Obj {
       runtimes: [{ name: "probe", image: LIVE_IMAGES.runtime, args: ["run"] }],
       checkout: { image: LIVE_IMAGES.checkout },
       mcpGate: { image: LIVE_IMAGES.mcpGate },
+      // The refusing twin's collector gives up sooner: nothing will fetch from it.
+      ...(registry === undefined ? {} : { evidence: { image: LIVE_IMAGES.evidence, destination: "evidence-registry", repository: `${registry}/${EVIDENCE_REPOSITORY}`, resources: { cpu: "100m", memory: "160Mi" }, collectTimeoutSeconds: refusing ? 120 : 300 } }),
       user: { uid: NONROOT, gid: NONROOT },
       destinations: [
-        { name: "git-fixture", description: "The harness's git server", service: { namespace: FIXTURES_NS, name: "git" } },
+        // The checkout trusts the cluster CA through the profile, not through its image.
+        { name: "git-fixture", description: "The harness's git server", service: { namespace: FIXTURES_NS, name: "git" }, caBundle: CLUSTER_CA },
+        ...(registry === undefined
+          ? []
+          : [{ name: "evidence-registry", description: "Where finished workspaces push their evidence", cidrs: [`${a.hostIP}/32`], ports: [{ port: registryPort }], caBundle: CLUSTER_CA }]),
         { name: "model-gateway", description: "A reviewed in-cluster service", service: { namespace: FIXTURES_NS, name: "gateway" } },
         { name: "host-fixture", description: "A reviewed address outside the cluster", cidrs: [`${a.hostIP}/32`], ports: [{ port: a.declaredHostPort }] },
         { name: "kube-api", description: "This cluster's API server, after kube-proxy's DNAT", cidrs: [`${a.hostIP}/32`], ports: [{ port: a.apiPort }] },
@@ -196,14 +228,17 @@ export function profile(a: LiveAddresses): Obj {
 }
 
 /** A DeveloperWorkspace on the live profile; its git credential is the Secret `git-token` in its namespace. */
-export function developerWorkspace(id: string, opts: { storage: "persistent" | "ephemeral"; kubernetes: "none" | "read"; mcp?: boolean }): Obj {
+export function developerWorkspace(
+  id: string,
+  opts: { storage: "persistent" | "ephemeral"; kubernetes: "none" | "read"; mcp?: boolean; evidence?: { verification: string[]; profile?: string } },
+): Obj {
   return {
     apiVersion: API,
     kind: "DeveloperWorkspace",
     metadata: { name: `${id}-xr` },
     spec: {
       workspaceID: id,
-      profileRef: { name: PROFILE },
+      profileRef: { name: opts.evidence?.profile ?? PROFILE },
       owner: { name: "Berth live suite" },
       source: { repository: GIT_REPOSITORY, revision: "main" },
       runtime: { profile: "probe" },
@@ -222,8 +257,15 @@ export function developerWorkspace(id: string, opts: { storage: "persistent" | "
         { name: "git", purpose: "git", secretRef: { name: "git-token", key: "token" } },
         // For the recording server, named after it: the gate sends it, the runtime never has it.
         ...(opts.mcp ? [{ name: "recording", purpose: "mcp", secretRef: { name: "mcp-token", key: "token" } }] : []),
+        // The evidence registry's: the export holds it, no container of the run does.
+        ...(opts.evidence ? [{ name: "evidence", purpose: "evidence", secretRef: { name: "evidence-push", key: ".dockerconfigjson" } }] : []),
       ],
-      lifecycle: { profile: opts.storage === "persistent" ? "persistent" : "ephemeral", deletion: "Delete" },
+      ...(opts.evidence ? { verification: { command: opts.evidence.verification } } : {}),
+      lifecycle: {
+        profile: opts.storage === "persistent" ? "persistent" : "ephemeral",
+        deletion: "Delete",
+        ...(opts.evidence ? { retentionMinutes: 1, evidence: { exportBeforeCleanup: true } } : {}),
+      },
     },
   };
 }

@@ -18,6 +18,8 @@ export const LIVE_IMAGES = {
   gitServer: `berth.local/live/git-server:${TAG}`,
   /** Berth's MCP gate, as `npm run image -- --gate` builds it. */
   mcpGate: `berth.local/live/mcp-gate:${TAG}`,
+  /** Berth's evidence collector and export, as `npm run image -- --evidence` builds it. */
+  evidence: `berth.local/live/evidence:${TAG}`,
 } as const;
 
 /**
@@ -73,9 +75,9 @@ function single(name: string, binary: string, program: string, config: ImageSpec
 }
 
 /**
- * Every live image, from the node's binary folder. The checkout and runtime images trust
- * `caPEM`, the cluster's CA, as an operator's images trust their internal CA: the git fixture
- * serves https with a certificate it signs.
+ * Every live image, from the node's binary folder. The runtime image trusts `caPEM`, the
+ * cluster's CA, for its probes of the API server; the checkout image trusts nothing of its own:
+ * the profile's caBundle gives it the CA that signs the git fixture's certificate.
  */
 export function liveImageSpecs(nodeBin: string, caPEM: string): ImageSpec[] {
   const program = (p: string) => join(nodeBin, "programs", p);
@@ -84,7 +86,7 @@ export function liveImageSpecs(nodeBin: string, caPEM: string): ImageSpec[] {
     { ...single(LIVE_IMAGES.pause, program("pause"), "pause", {}), config: { User: "65535:65535", Entrypoint: ["/pause"] } },
     single(LIVE_IMAGES.coredns, join(nodeBin, "coredns"), "coredns", { Cmd: ["-conf", "/etc/coredns/Corefile"] }),
     single(LIVE_IMAGES.runtime, program("workspace-probe"), "workspace-probe", { Cmd: ["run"] }, caPEM),
-    single(LIVE_IMAGES.checkout, program("checkout"), "checkout", {}, caPEM),
+    single(LIVE_IMAGES.checkout, program("checkout"), "checkout", {}),
     single(LIVE_IMAGES.gitServer, program("git-server"), "git-server", { ExposedPorts: { "8080/tcp": {} } }),
   ];
 }

@@ -4,10 +4,15 @@
 // succeeding against the same target. A refused probe proves nothing unless its control passes.
 //
 //   sudo npm run test:live          # needs root and `npm run controlplane:build -- --node`
-import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer as createHttpsServer } from "node:https";
 import { createServer, type Server } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { issueCert } from "../conformance/controlplane/controlplane.js";
 import { classPermitsInEffect, compressedLifecycle, condition, operationsOf, printedColumns, sleep, undoneByCrossplane, waitFor, type Obj } from "../conformance/setup.js";
 import { LAST_ACTIVITY, rfc3339, SUSPENDED_AT, SUSPENDED_BY } from "../../functions/berth/lifecycle/signals.js";
 import { startLiveCluster, type LiveCluster } from "./cluster.js";
@@ -16,15 +21,19 @@ import { shippedRuntime } from "../../image/shipped.js";
 import {
   CONTROL_NS,
   developerWorkspace,
+  EVIDENCE_REPOSITORY,
+  evidencePushSecret,
   executionWorkspace,
   FIXTURE_MAIN,
   FIXTURES_NS,
   GIT_HOST,
+  GIT_REPOSITORY,
   gitTokenSecret,
   installHarness,
   MCP,
   mcpTokenSecret,
   PROBE_PORT,
+  REFUSING_PROFILE,
   SANDBOX_CLASS,
   UNDECLARED_PORT,
   type LiveAddresses,
@@ -133,6 +142,25 @@ async function whyNotRunning(ns: string, name: string): Promise<string> {
   return `pod phase ${p.status?.phase}, conditions ${JSON.stringify(p.status?.conditions ?? [])}; containers: ${states.join("; ") || "none"}; logs: ${logs.join(" | ") || "none"}; events: ${said.join(" | ") || "none"}`;
 }
 
+/**
+ * A registry that refuses every push, as a registry does to a credential it does not accept: TLS
+ * with a certificate the cluster CA signs (so the refusal, not the handshake, is what fails), 403
+ * to every write. The evidence destination of the profile REFUSING_PROFILE.
+ */
+async function refusingRegistry(): Promise<number> {
+  const dir = join(live.cp.runDir, "refusing-registry");
+  mkdirSync(dir, { recursive: true });
+  const cert = await issueCert(dir, "registry", { subject: "/CN=berth-live-refusing-registry", caCrt: join(live.cp.pkiDir, "ca.crt"), caKey: join(live.cp.pkiDir, "ca.key"), sans: `IP:${live.network.hostIP}`, server: true });
+  const server = createHttpsServer({ cert: readFileSync(cert.crt), key: readFileSync(cert.key) }, (req, res) => {
+    req.resume();
+    if (req.method === "HEAD") return void res.writeHead(404).end();
+    res.writeHead(403, { "content-type": "application/json" }).end(JSON.stringify({ errors: [{ code: "DENIED", message: "requested access to the resource is denied" }] }));
+  });
+  hostListeners.push(server as unknown as Server);
+  await new Promise<void>((resolve, reject) => server.once("error", reject).listen(0, live.network.hostIP, resolve));
+  return (server.address() as { port: number }).port;
+}
+
 async function listen(port: number): Promise<number> {
   const server = createServer((socket) => socket.end(`berth-host ${port}\n`));
   hostListeners.push(server);
@@ -184,6 +212,8 @@ beforeAll(async () => {
     undeclaredHostPort: await listen(0),
     mcpRecordingPort: Number(new URL(recording.url).port),
     mcpEverythingPort: Number(new URL(everything.url).port),
+    registry: live.registry.host,
+    refusingRegistryPort: await refusingRegistry(),
   };
   kubernetesServiceIP = (await live.cluster.get("v1", "Service", "kubernetes", "default"))!.spec.clusterIP;
 
@@ -654,6 +684,164 @@ describe("the run's outcome", () => {
     const pods = await live.cluster.request("GET", `/api/v1/namespaces/${DEV.ns}/pods?labelSelector=job-name%3Dworkspace`);
     expect(pods.body.items.map((p: Obj) => p.metadata!.name)).toEqual([]);
     expect((await live.cluster.getOf(xr))?.status?.outcome).toEqual(recorded);
+  });
+});
+
+describe("evidence exported before clean-up: the run's outcome, verification and changes, pushed to the registry by the export alone", () => {
+  const API = "workspaces.berth.dev/v1alpha1";
+  // Two workspaces that export to the harness's registry (one persistent that succeeds with a
+  // failing verification, one ephemeral whose runtime fails with a passing one), and one whose
+  // registry refuses every push.
+  const EXPORTING = [
+    { id: "live-ev-p", ns: "ws-live-ev-p", storage: "persistent", exit: 0, verification: { exitCode: 3, output: "1 of 12 checks failed" } },
+    { id: "live-ev-e", ns: "ws-live-ev-e", storage: "ephemeral", exit: 1, verification: { exitCode: 0, output: "12 checks passed" } },
+  ] as const;
+  const REFUSED = { id: "live-ev-r", ns: "ws-live-ev-r" };
+  const evidenceToken = randomBytes(18).toString("hex");
+  const xrOf = (id: string) => live.cluster.get(API, "DeveloperWorkspace", `${id}-xr`);
+  const runtimeOf = async (ns: string): Promise<Where> => ({ ns, pod: await jobPod(ns), container: "runtime" });
+  /** What each runtime writes: a change to a file of the revision, and a new file in a new folder. */
+  const changes = (id: string) => ({ "README.md": `berth live fixture\nchanged by the agent in ${id}\n`, "notes/agent.md": `what ${id} did\nno trailing newline` });
+
+  beforeAll(async () => {
+    const t = Date.now();
+    for (const w of EXPORTING) {
+      const verify = ["/workspace-probe", "say-and-exit", String(w.verification.exitCode), w.verification.output];
+      await live.cluster.apply(developerWorkspace(w.id, { storage: w.storage, kubernetes: "none", evidence: { verification: verify } }));
+    }
+    await live.cluster.apply(developerWorkspace(REFUSED.id, { storage: "persistent", kubernetes: "none", evidence: { verification: ["/workspace-probe", "say-and-exit", "0", "ok"], profile: REFUSING_PROFILE } }));
+    for (const ns of [...EXPORTING.map((w) => w.ns), REFUSED.ns]) {
+      await waitFor(`namespace ${ns}`, async () => (await live.cluster.get("v1", "Namespace", ns)) !== undefined, 120_000);
+      await live.cluster.apply(gitTokenSecret(ns, gitToken));
+      await live.cluster.apply(evidencePushSecret(ns, live.registry.host, evidenceToken));
+    }
+    for (const ns of [...EXPORTING.map((w) => w.ns), REFUSED.ns]) await containerRunning(ns, await jobPod(ns), "runtime");
+    say(`evidence workspaces running in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+  }, 600_000);
+
+  it("the runtime cannot reach the registry (control: the control pod can), and the push credential is in neither its files nor its environment", async () => {
+    const target = live.registry.host;
+    for (const ns of [...EXPORTING.map((w) => w.ns), REFUSED.ns]) {
+      const w = await runtimeOf(ns);
+      refused(await probe(w, ["tcp", target, "--timeout", "3s"]), `the runtime in ${ns} connecting to the registry ${target}`);
+      const search = await probe(w, ["find-string", evidenceToken, "/"]);
+      allowed(search, `searching the runtime in ${ns} for the push credential`);
+      expect(search.out.foundCount).toBe(0);
+      expect(search.out.filesScanned).toBeGreaterThan(0);
+    }
+    allowed(await probe(control, ["tcp", target]), "the control pod connecting to the registry");
+  });
+
+  it("a persistent and an ephemeral workspace finish; the artifact pulled back holds the outcome as recorded, the runtime's verification, and a patch that applied to the checked-out revision gives the files the runtime wrote; the digest in status is the registry's", async () => {
+    for (const w of EXPORTING) {
+      const runtime = await runtimeOf(w.ns);
+      for (const [path, text] of Object.entries(changes(w.id))) allowed(await probe(runtime, ["write-text", `/workspace/src/${path}`, text]), `writing ${path}`);
+      const verified = await probe(runtime, ["verify"]);
+      allowed(verified, "the runtime running its verification");
+      expect(verified.out.exitCode).toBe(w.verification.exitCode);
+      allowed(await probe(runtime, ["finish", String(w.exit)]), "asking the runtime to finish");
+    }
+    for (const w of EXPORTING) {
+      const t = Date.now();
+      const xr = await waitFor(`${w.id}: status.outcome.evidence recorded`, async () => {
+        const x = await xrOf(w.id);
+        return x?.status?.outcome?.evidence !== undefined && x;
+      }, 300_000, 1000).catch(async (e) => {
+        const x = await xrOf(w.id);
+        throw new Error(`${e instanceof Error ? e.message : e}; the XR says ${JSON.stringify({ phase: x?.status?.phase, reason: x?.status?.reason, message: x?.status?.message, evidence: x?.status?.evidence, outcome: x?.status?.outcome })}`);
+      });
+      const { evidence, verification, ...outcome } = xr.status.outcome;
+      say(`${w.id}: evidence recorded ${((Date.now() - t) / 1000).toFixed(1)} s after the runtime finished: ${evidence.repository}@${evidence.digest}`);
+      expect(outcome.result).toBe(w.exit === 0 ? "Succeeded" : "Failed");
+      expect(verification).toEqual({ ...w.verification, reportedBy: "runtime" });
+      expect(evidence).toMatchObject({ repository: `${live.registry.host}/${EVIDENCE_REPOSITORY}`, tag: w.id });
+      expect(xr.status.evidence).toMatchObject({ state: "Exported" });
+
+      // Pulled back: the tag and the digest name the same manifest, whose bytes hash to the digest.
+      expect(await live.registry.manifestDigest(EVIDENCE_REPOSITORY, w.id)).toBe(evidence.digest);
+      const manifestRes = await live.registry.pull(`/v2/${EVIDENCE_REPOSITORY}/manifests/${evidence.digest}`, "application/vnd.oci.image.manifest.v1+json");
+      expect(manifestRes.status).toBe(200);
+      expect(`sha256:${createHash("sha256").update(manifestRes.body).digest("hex")}`).toBe(evidence.digest);
+      const manifest = JSON.parse(manifestRes.body.toString("utf8"));
+      expect(manifest.artifactType).toBe("application/vnd.berth.evidence.v1");
+      const layers: Record<string, Buffer> = {};
+      for (const layer of manifest.layers as { digest: string; annotations: Record<string, string> }[]) {
+        const blob = await live.registry.pull(`/v2/${EVIDENCE_REPOSITORY}/blobs/${layer.digest}`);
+        expect(`sha256:${createHash("sha256").update(blob.body).digest("hex")}`).toBe(layer.digest);
+        layers[layer.annotations["org.opencontainers.image.title"]!] = blob.body;
+      }
+      expect(Object.keys(layers)).toEqual(["outcome.json", "verification.json", "changes.patch"]);
+      expect(JSON.parse(layers["outcome.json"]!.toString())).toEqual({
+        workspaceID: w.id,
+        source: { repository: GIT_REPOSITORY, revision: "main", commit: FIXTURE_MAIN },
+        outcome,
+      });
+      expect(JSON.parse(layers["verification.json"]!.toString())).toEqual({ ...w.verification, reportedBy: "runtime" });
+
+      // The patch, applied by git to the revision's files, gives what the runtime wrote.
+      const dir = mkdtempSync(join(tmpdir(), "berth-live-evidence-"));
+      try {
+        writeFileSync(join(dir, "README.md"), "berth live fixture\n");
+        mkdirSync(join(dir, "src"));
+        writeFileSync(join(dir, "src", "hello.txt"), "hello from the fixture\n");
+        writeFileSync(join(dir, "..", `${w.id}.patch`), layers["changes.patch"]!);
+        execFileSync("git", ["apply", join(dir, "..", `${w.id}.patch`)], { cwd: dir, stdio: "pipe" });
+        for (const [path, text] of Object.entries(changes(w.id))) expect(readFileSync(join(dir, path), "utf8"), path).toBe(text);
+        expect(readFileSync(join(dir, "src", "hello.txt"), "utf8")).toBe("hello from the fixture\n");
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+        rmSync(join(dir, "..", `${w.id}.patch`), { force: true });
+      }
+      // The retention clean-up, withheld until now, is the Job's again.
+      const job = await live.cluster.get("batch/v1", "Job", "workspace", w.ns);
+      if (job) expect(job.spec.ttlSecondsAfterFinished).toBe(60);
+    }
+  });
+
+  it("a registry that refuses leaves the workspace saying why with nothing deleted, and the workspace is not deleted until its evidence is recorded or an operator waives it", async () => {
+    allowed(await probe(await runtimeOf(REFUSED.ns), ["finish", "0"]), "asking the runtime to finish");
+    const xr = await waitFor(`${REFUSED.id}: the export's failure in status`, async () => {
+      const x = await xrOf(REFUSED.id);
+      return x?.status?.evidence?.state === "Failed" && x;
+    }, 300_000, 1000);
+    expect(xr.status.evidence).toMatchObject({ state: "Failed", reason: "Refused" });
+    expect(xr.status.evidence.message).toContain("403");
+    expect(xr.status.evidence.attempts).toBeGreaterThanOrEqual(1);
+    expect([xr.status.phase, xr.status.reason]).toEqual(["Ready", "EvidenceExportFailed"]);
+    expect(xr.status.outcome).toMatchObject({ result: "Succeeded", reason: "Completed" });
+    expect(xr.status.outcome.evidence).toBeUndefined();
+    const events = await live.cluster.request("GET", `/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3D${REFUSED.id}-xr`);
+    expect((events.body?.items ?? []).map((e: { message: string }) => e.message).join("\n")).toContain("the evidence export failed");
+    say(`${REFUSED.id}: ${xr.status.message}`);
+
+    // Deleting it now is refused, administrators included, and nothing is deleted.
+    const path = `/apis/workspaces.berth.dev/v1alpha1/developerworkspaces/${REFUSED.id}-xr`;
+    const refusedDelete = await live.cluster.request("DELETE", path);
+    expect(refusedDelete.status, refusedDelete.text).toBe(403);
+    expect(refusedDelete.body.message).toContain("berth-evidence-before-cleanup");
+    expect((await xrOf(REFUSED.id))?.metadata?.deletionTimestamp).toBeUndefined();
+    expect(await live.cluster.get("v1", "PersistentVolumeClaim", "workspace", REFUSED.ns)).toBeDefined();
+    const job = await live.cluster.get("batch/v1", "Job", "workspace", REFUSED.ns);
+    expect(job, "the run's Job is kept").toBeDefined();
+    expect(job!.spec.ttlSecondsAfterFinished, "no retention clean-up while the evidence is not recorded").toBeUndefined();
+
+    // An operator waives it, with the reason: recorded, and the deletion goes through.
+    await live.cluster.mergePatch({ apiVersion: API, kind: "DeveloperWorkspace", metadata: { name: `${REFUSED.id}-xr`, annotations: { "workspaces.berth.dev/evidence-waived": "the live suite's refusing registry" } } });
+    const waived = await waitFor(`${REFUSED.id}: the waiver in status`, async () => {
+      const x = await xrOf(REFUSED.id);
+      return x?.status?.evidence?.state === "Waived" && x;
+    }, 120_000, 1000);
+    expect(waived.status.evidence.message).toBe("the export was waived: the live suite's refusing registry");
+    const deleted = await live.cluster.request("DELETE", path);
+    expect(deleted.status, deleted.text).toBe(200);
+  });
+
+  it("a workspace whose evidence is recorded is deleted, and its volume and Namespace go with it", async () => {
+    for (const w of EXPORTING) {
+      const res = await live.cluster.request("DELETE", `/apis/workspaces.berth.dev/v1alpha1/developerworkspaces/${w.id}-xr`);
+      expect(res.status, res.text).toBe(200);
+    }
+    for (const w of EXPORTING) await waitFor(`namespace ${w.ns} gone`, async () => (await live.cluster.get("v1", "Namespace", w.ns)) === undefined, 240_000, 1000);
   });
 });
 

@@ -18,6 +18,8 @@ export interface Registry {
   caFile: string;
   /** The digest of the manifest a reference resolves to, asked of the registry itself. */
   manifestDigest(repository: string, tag: string): Promise<string>;
+  /** GET of a registry API path, as a client pulling would: a manifest (by tag or digest) or a blob. */
+  pull(path: string, accept?: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }>;
   stop(): Promise<void>;
 }
 
@@ -63,6 +65,18 @@ export async function startRegistry(opts: { dir: string; address: string; binDir
       if (r.status !== 200 || typeof digest !== "string") throw new Error(`registry ${host}: ${repository}:${tag} answered ${r.status}`);
       return digest;
     },
+    pull: (path, accept) =>
+      new Promise((resolve, reject) => {
+        const req = request({ host: address, port: REGISTRY_PORT, path, method: "GET", ca: readFileSync(opts.ca.caCrt), headers: accept ? { Accept: accept } : {}, timeout: 10_000 }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on("data", (c: Buffer) => chunks.push(c));
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+          res.on("error", reject);
+        });
+        req.on("error", reject);
+        req.on("timeout", () => req.destroy(new Error("timeout")));
+        req.end();
+      }),
     stop: () => processes.stop(),
   };
 }
