@@ -224,8 +224,8 @@ describe("evidence exported before clean-up", () => {
 });
 
 describe("private CAs for reviewed destinations", () => {
-  const CA = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "internal-ca", namespace: "platform" }, data: { "ca.crt": "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n" } };
-  const withCa = (destination: string) => edited(PROFILE, (p) => ((p.spec as { destinations: Record<string, unknown>[] }).destinations.find((d) => d.name === destination)!.caBundle = { namespace: "platform", name: "internal-ca" }));
+  const CA = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "internal-ca.crt", namespace: "platform" }, data: { "ca.crt": "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n" } };
+  const withCa = (destination: string) => edited(PROFILE, (p) => ((p.spec as { destinations: Record<string, unknown>[] }).destinations.find((d) => d.name === destination)!.caBundle = { namespace: "platform", name: "internal-ca.crt" }));
 
   it("the git destination's CA is copied into the workspace and trusted by the checkout alone", () => {
     const objects = renderObjects(PERSISTENT, { ...ALL_REQUIRED, profile: [withCa("github")], "ca-bundle-github": [CA] });
@@ -250,8 +250,8 @@ describe("private CAs for reviewed destinations", () => {
 
   it("a CA ConfigMap that is missing, or holds no certificate, is named in the refusal", () => {
     const missing = runFunction(request(PERSISTENT, { required: { ...ALL_REQUIRED, profile: [withCa("github")], "ca-bundle-github": [] } }));
-    expect(messages(missing)).toContain('WorkspaceProfile "standard" spec.destinations[0].caBundle: ConfigMap "platform/internal-ca" not found');
+    expect(messages(missing)).toContain('WorkspaceProfile "standard" spec.destinations[0].caBundle: ConfigMap "platform/internal-ca.crt" not found');
     const empty = runFunction(request(PERSISTENT, { required: { ...ALL_REQUIRED, profile: [withCa("github")], "ca-bundle-github": [{ ...CA, data: { "ca.crt": "not a certificate" } }] } }));
-    expect(messages(empty)).toContain('WorkspaceProfile "standard" spec.destinations[0].caBundle: ConfigMap "platform/internal-ca" has no PEM certificate under key "ca.crt"');
+    expect(messages(empty)).toContain('WorkspaceProfile "standard" spec.destinations[0].caBundle: ConfigMap "platform/internal-ca.crt" has no PEM certificate under key "ca.crt"');
   });
 });

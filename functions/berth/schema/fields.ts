@@ -14,6 +14,13 @@ export const dnsLabel = (max = 63) =>
     .max(max)
     .regex(DNS_LABEL, "must be lower-case letters, digits and '-', starting and ending with a letter or digit");
 
+/** A DNS-1123 subdomain (Kubernetes allows 253): most objects' names, a ConfigMap's among them. */
+export const dnsSubdomain = z
+  .string()
+  .min(1)
+  .max(253)
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, "must be lower-case letters, digits, '-' and '.', starting and ending with a letter or digit");
+
 /**
  * A workspace ID: it names the XR (`<id>-xr`), the Namespace (`ws-<id>`) and every label that
  * ties the rendered objects together, so it must fit in a label value with room to spare.

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { cidr, dnsLabel, image, port, protocol, text } from "./fields.js";
+import { cidr, dnsLabel, dnsSubdomain, image, port, protocol, text } from "./fields.js";
 import { positiveQuantity } from "./quantity.js";
 
 /**
@@ -39,7 +39,7 @@ export const destinationSchema = z
     caBundle: z
       .strictObject({
         namespace: dnsLabel(63),
-        name: dnsLabel(63),
+        name: dnsSubdomain,
         key: z.string().min(1).max(253).regex(/^[-._a-zA-Z0-9]+$/, "must be a ConfigMap key").default("ca.crt"),
       })
       .optional()
