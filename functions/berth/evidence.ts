@@ -69,9 +69,18 @@ export function resolveCaBundles(destinations: readonly (string | undefined)[], 
   return problem ?? { type: "resolved", bundles };
 }
 
-/** The destinations whose TLS a DeveloperWorkspace's containers check: git's, and the evidence registry. */
-export function tlsDestinations(capabilities: Capabilities, profile: WorkspaceProfileSpec, exportBeforeCleanup: boolean): (string | undefined)[] {
-  return [capabilities.git?.destination, exportBeforeCleanup ? profile.evidence?.destination : undefined];
+/** The MCP servers only the gate reaches: it talks TLS to an https one. */
+export function gatedDestinations(requests: readonly CapabilityRequest[]): string[] {
+  return requests.filter((r) => r.gate !== undefined).map((r) => r.destination);
+}
+
+/**
+ * The destinations whose TLS a DeveloperWorkspace's own containers check: git's (the checkout),
+ * the evidence registry (the export) and gated MCP servers (the gate). The runtime's TLS trust is
+ * its image's.
+ */
+export function tlsDestinations(capabilities: Capabilities, requests: readonly CapabilityRequest[], profile: WorkspaceProfileSpec, exportBeforeCleanup: boolean): (string | undefined)[] {
+  return [capabilities.git?.destination, exportBeforeCleanup ? profile.evidence?.destination : undefined, ...gatedDestinations(requests)];
 }
 
 type Terminated = { exitCode?: number; message?: string; finishedAt?: string };

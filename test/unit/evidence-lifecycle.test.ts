@@ -6,7 +6,7 @@ import type { IPodSpec } from "kubernetes-models/v1/PodSpec";
 import { runFunction } from "../../functions/berth/function.js";
 import { asObserved } from "../../functions/berth/local-render.js";
 import type { KubeObject } from "../../functions/berth/model.js";
-import { ALL_REQUIRED, edited, existingBoundary, PERSISTENT, PROFILE, REVIEW, request } from "../fixtures.js";
+import { ALL_REQUIRED, edited, EW_SANDBOX, existingBoundary, PERSISTENT, PROFILE, REVIEW, request, SANDBOX_REQUIRED } from "../fixtures.js";
 import { allContainers, ofKind, renderObjects, selects } from "../rendered.js";
 
 const DIGEST = `sha256:${"ab".repeat(32)}`;
@@ -246,6 +246,24 @@ describe("private CAs for reviewed destinations", () => {
     const job = desired(rsp, "evidence-export");
     expect(envOf(job, "export")).toContainEqual({ name: "SSL_CERT_FILE", value: "/etc/berth/ca/evidence-registry/ca.crt" });
     expect(jobSpec(job).template.spec.volumes).toContainEqual({ name: "ca-evidence-registry", configMap: { name: "ca-evidence-registry" } });
+  });
+
+  it("a gated MCP server's CA is trusted by the MCP gate alone, in a DeveloperWorkspace and an ExecutionWorkspace", () => {
+    const required = { ...ALL_REQUIRED, profile: [withCa("docs-mcp")], "ca-bundle-docs-mcp": [CA] };
+    const gateOf = (objects: Record<string, KubeObject>) => (ofKind(objects, "Deployment")[0]!.spec as { template: { spec: IPodSpec } }).template.spec;
+    const objects = renderObjects(PERSISTENT, required);
+    expect(ofKind(objects, "ConfigMap").find((c) => c.metadata?.name === "ca--mcp-gate")?.data).toEqual({ "ca.crt": CA.data["ca.crt"] });
+    const gate = gateOf(objects);
+    expect(gate.containers[0]!.env).toContainEqual({ name: "NODE_EXTRA_CA_CERTS", value: "/etc/berth/ca/mcp-gate/ca.crt" });
+    expect(gate.volumes).toContainEqual({ name: "ca", configMap: { name: "ca--mcp-gate" } });
+    const workload = jobSpec(ofKind(objects, "Job")[0]).template.spec;
+    expect(allContainers(workload).some((c) => (c.env ?? []).some((e) => e.name === "NODE_EXTRA_CA_CERTS"))).toBe(false);
+    const ew = edited(EW_SANDBOX, (w) => {
+      const requests = (w.spec as { requests: { capabilities?: Record<string, unknown> } }).requests;
+      requests.capabilities = { ...requests.capabilities, mcp: [{ name: "docs", destination: "docs-mcp", tools: ["search"] }] };
+    });
+    const ewObjects = renderObjects(ew, { ...SANDBOX_REQUIRED, profile: [withCa("docs-mcp")], "ca-bundle-docs-mcp": [CA] });
+    expect(gateOf(ewObjects).containers[0]!.env).toContainEqual({ name: "NODE_EXTRA_CA_CERTS", value: "/etc/berth/ca/mcp-gate/ca.crt" });
   });
 
   it("a CA ConfigMap that is missing, or holds no certificate, is named in the refusal", () => {

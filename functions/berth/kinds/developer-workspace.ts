@@ -72,7 +72,7 @@ export const renderDeveloperWorkspace: CompositeRenderer = (observed): Verdict =
   if (evidence.type === "invalid") return stalled(observed, required.requirements, evidence, baseStatus);
   const egress = resolveEgress([...capabilities, ...(evidence.type === "request" ? [evidence.request] : [])], profile, required);
   if (egress.type === "invalid") return stalled(observed, required.requirements, egress, baseStatus);
-  const caBundles = resolveCaBundles(tlsDestinations(spec.capabilities, profile.spec, exportBeforeCleanup), profile, required);
+  const caBundles = resolveCaBundles(tlsDestinations(spec.capabilities, capabilities, profile.spec, exportBeforeCleanup), profile, required);
   if (caBundles.type === "invalid") return stalled(observed, required.requirements, caBundles, baseStatus);
 
   let capacity: CapacityDeclaration | undefined;

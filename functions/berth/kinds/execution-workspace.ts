@@ -1,6 +1,7 @@
 import { type CapacityDeclaration, capacityStatus, checkCapacity, evaluateCapacity } from "../capacity.js";
 import { capacityEnforced, classBound, egressResolved, suspended } from "../conditions.js";
 import { type CapabilityRequest, declaredCapabilities, resolveEgress } from "../egress.js";
+import { gatedDestinations, resolveCaBundles } from "../evidence.js";
 import { resolveClass } from "../execution-class.js";
 import type { CompositeRenderer, DesiredResource, KubeObject, Observed, Verdict } from "../model.js";
 import { workspaceLifecycle } from "../lifecycle/state.js";
@@ -251,6 +252,8 @@ export const renderExecutionWorkspace: CompositeRenderer = (observed): Verdict =
   const storageClass = durable ? resolveStorageClass(profile.spec, required) : undefined;
   const egress = resolveEgress(g.egress, profile, required);
   if (egress.type === "invalid") return stalled(observed, required.requirements, egress, status);
+  const caBundles = resolveCaBundles(gatedDestinations(g.egress), profile, required);
+  if (caBundles.type === "invalid") return stalled(observed, required.requirements, caBundles, status);
   if (checkpoint !== undefined && checkpoint.type !== "found") return stalled(observed, required.requirements, checkpoint, status);
 
   let size = g.size;
@@ -281,6 +284,7 @@ export const renderExecutionWorkspace: CompositeRenderer = (observed): Verdict =
     if (refusal) return stalled(observed, required.requirements, refusal, { ...status, capacity: capacityStatus(volume, capacity) });
   }
   if (egress.type !== "resolved") return stalled(observed, required.requirements, egress, status);
+  if (caBundles.type !== "resolved") return stalled(observed, required.requirements, caBundles, status);
 
   const labels = { ...workspaceLabels(workspaceID), "workspaces.berth.dev/session": spec.sessionRef.name };
   const namespaceProfile: NamespaceProfile = {
@@ -293,6 +297,7 @@ export const renderExecutionWorkspace: CompositeRenderer = (observed): Verdict =
     egress: egress.egress,
     kubernetesAccess: g.capabilities.kubernetes.access,
     userNamespacesRequired: profile.spec.storage.capacityEnforcement === "Runtime",
+    ...(caBundles.bundles.length > 0 ? { caBundles: caBundles.bundles } : {}),
   };
   const objects = renderNamespaceProfile(namespaceProfile);
   if (checkpoint) Object.assign(objects, renderRestoreSource(namespaceProfile, checkpoint.source));

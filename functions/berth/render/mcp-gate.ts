@@ -17,6 +17,9 @@ export const MCP_GATE_NAME = "mcp-gate";
 export const MCP_GATE_PORT = 8080;
 const POLICY_DIR = "/etc/berth/mcp-gate";
 const POLICY_FILE = "policy.json";
+/** The gated servers' private CAs, one file (admission keeps ConfigMaps `ca-*` Crossplane's; no destination is named "-mcp-gate"). */
+const GATE_CA = "ca--mcp-gate";
+const GATE_CA_DIR = "/etc/berth/ca/mcp-gate";
 
 /** The gate's pods, and only they. */
 export const mcpGatePods = (p: NamespaceProfile): Record<string, string> => ({ ...p.labels, [COMPONENT_LABEL]: MCP_GATE_NAME });
@@ -75,8 +78,12 @@ export function renderMcpGate(p: NamespaceProfile): Record<string, KubeObject> {
   const policy = mcpGatePolicy(servers);
   const pods = mcpGatePods(p);
   const metadata = { name: MCP_GATE_NAME, namespace: p.namespace, labels: p.labels };
+  // The private CAs of the gated servers, in one file the gate's Node.js adds to its roots.
+  const gatedCas = p.egress.filter((e) => e.gate).flatMap((e) => p.caBundles?.filter((ca) => ca.destination === e.destination) ?? []);
+  const caPem = gatedCas.map((ca) => ca.pem.trimEnd() + "\n").join("");
   return {
     "mcp-gate-policy": kube<IConfigMap>({ apiVersion: "v1", kind: "ConfigMap", metadata, data: { [POLICY_FILE]: policy } }),
+    ...(caPem ? { "mcp-gate-ca": kube<IConfigMap>({ apiVersion: "v1", kind: "ConfigMap", metadata: { ...metadata, name: GATE_CA }, data: { "ca.crt": caPem } }) } : {}),
     "mcp-gate": kube<IDeployment>({
       apiVersion: "apps/v1",
       kind: "Deployment",
@@ -85,8 +92,8 @@ export function renderMcpGate(p: NamespaceProfile): Record<string, KubeObject> {
         replicas: 1,
         selector: { matchLabels: pods },
         template: {
-          // A new policy rolls the pod: the gate reads its policy once, at start.
-          metadata: { labels: pods, annotations: { "workspaces.berth.dev/mcp-gate-policy": specHash(policy) } },
+          // A new policy (or CA) rolls the pod: the gate reads them once, at start.
+          metadata: { labels: pods, annotations: { "workspaces.berth.dev/mcp-gate-policy": specHash(caPem ? policy + caPem : policy) } },
           spec: {
             ...hardenedPodSpec(p),
             containers: [
@@ -95,16 +102,17 @@ export function renderMcpGate(p: NamespaceProfile): Record<string, KubeObject> {
                 image: gate.image,
                 args: ["--policy", `${POLICY_DIR}/${POLICY_FILE}`, "--listen", `0.0.0.0:${MCP_GATE_PORT}`],
                 ports: [{ name: "mcp", containerPort: MCP_GATE_PORT, protocol: "TCP" }],
-                env: servers.flatMap((s) =>
-                  s.credential ? [{ name: credentialEnv(s.server), valueFrom: { secretKeyRef: { name: s.credential.name, key: s.credential.key } } }] : [],
-                ),
+                env: [
+                  ...servers.flatMap((s) => (s.credential ? [{ name: credentialEnv(s.server), valueFrom: { secretKeyRef: { name: s.credential.name, key: s.credential.key } } }] : [])),
+                  ...(caPem ? [{ name: "NODE_EXTRA_CA_CERTS", value: `${GATE_CA_DIR}/ca.crt` }] : []),
+                ],
                 readinessProbe: { httpGet: { path: "/healthz", port: MCP_GATE_PORT }, periodSeconds: 2 },
                 resources: { requests: gate.resources, limits: gate.resources },
                 securityContext: hardenedContainerSecurityContext(),
-                volumeMounts: [{ name: "policy", mountPath: POLICY_DIR, readOnly: true }],
+                volumeMounts: [{ name: "policy", mountPath: POLICY_DIR, readOnly: true }, ...(caPem ? [{ name: "ca", mountPath: GATE_CA_DIR, readOnly: true }] : [])],
               },
             ],
-            volumes: [{ name: "policy", configMap: { name: MCP_GATE_NAME } }],
+            volumes: [{ name: "policy", configMap: { name: MCP_GATE_NAME } }, ...(caPem ? [{ name: "ca", configMap: { name: GATE_CA } }] : [])],
           },
         },
       },
