@@ -126,7 +126,7 @@ export function expected(c: Case): unknown {
 }
 
 // The example profile's fingerprint; it changes only when the profile's spec does.
-const PROFILE_HASH = "sha256:9701cf56085fc3a3";
+const PROFILE_HASH = "sha256:526e31e59985a4c2";
 
 const OWNED = { namespace: OBSERVED_NAMESPACE, volume: OBSERVED_VOLUME };
 

@@ -23,6 +23,7 @@ function crossplaneList(names: readonly string[]): string {
 }
 
 const EXAMPLES = ["persistent", "ephemeral", "review"].map((name) => ({ name, doc: loadOne(`examples/developerworkspace-${name}.yaml`) }));
+const PROFILE_DOC = loadOne("examples/profile.yaml");
 const GC_TIMEOUT = 180_000; // the garbage collector rediscovers new kinds every 30 s, then Namespace deletion follows
 
 /** The cluster objects the function asks for (profile, StorageClass, Services), as they are live. */
@@ -252,10 +253,15 @@ describe("DeveloperWorkspace on a real control plane", () => {
       expect(refs.length).toBeGreaterThan(0);
       await c.delete(API, "DeveloperWorkspace", name);
       await waitFor(`${name} gone`, async () => (await xrOf(name)) === undefined, 60_000);
+      // A workspace that exports evidence gives its pod the collector's time as its grace period,
+      // and Kubernetes' namespace controller waits that long after deleting a pod still running
+      // (on a node; on the local control plane no pod runs) before it finishes the Namespace.
+      const exporting = (doc.spec as { lifecycle?: { evidence?: { exportBeforeCleanup?: boolean } } }).lifecycle?.evidence?.exportBeforeCleanup === true;
+      const grace = exporting ? (PROFILE_DOC.spec as { evidence: { collectTimeoutSeconds: number } }).evidence.collectTimeoutSeconds * 1000 : 0;
       await waitFor(`Namespace ws-${doc.spec.workspaceID} and every composed object of ${name} gone`, async () => {
         for (const r of refs) if ((await c.get(r.apiVersion, r.kind, r.name, r.namespace)) !== undefined) return false;
         return true;
-      }, GC_TIMEOUT, 2000);
+      }, GC_TIMEOUT + grace, 2000);
     });
     await Promise.all(gone);
   });

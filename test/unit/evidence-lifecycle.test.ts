@@ -110,7 +110,7 @@ describe("evidence exported before clean-up", () => {
     const collector = pod.initContainers![1]!;
     expect(collector.startupProbe?.httpGet).toEqual({ path: "/healthz", port: 9090 });
     expect(collector.volumeMounts).toContainEqual({ name: "workspace", mountPath: "/workspace", readOnly: true });
-    expect(pod.terminationGracePeriodSeconds).toBe(3600);
+    expect(pod.terminationGracePeriodSeconds).toBe(120);
     const secretRefs = allContainers(pod).flatMap((c) => (c.env ?? []).flatMap((e) => (e.valueFrom?.secretKeyRef ? [e.valueFrom.secretKeyRef.name] : [])));
     expect(secretRefs).not.toContain("alice-evidence-registry");
     expect(envOf(ofKind(objects, "Job")[0], "runtime").find((e) => e.name === "BERTH_VERIFICATION_RESULT")?.value).toBe("/workspace/.berth/verification.json");

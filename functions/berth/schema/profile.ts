@@ -128,8 +128,10 @@ export const workspaceProfileSpecSchema = z.strictObject({
         .int()
         .min(60)
         .max(86400)
-        .default(3600)
-        .describe("How long after the runtime ends the collector keeps the evidence for the export to fetch (the workload pod's terminationGracePeriodSeconds); the bound of export retries."),
+        .default(900)
+        .describe(
+          "How long after the runtime ends the collector keeps the evidence for the export to fetch (the workload pod's terminationGracePeriodSeconds); the bound of export retries. Kubernetes' namespace controller also waits this long before it finishes deleting a workspace whose pod was still running.",
+        ),
     })
     .optional()
     .describe("Where finished DeveloperWorkspaces with lifecycle.evidence.exportBeforeCleanup push their evidence (outcome, verification, proposed changes) as one OCI artifact. Required for any workspace that sets it."),
