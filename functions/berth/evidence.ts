@@ -5,10 +5,9 @@ import type { Outcome } from "./outcome.js";
 import type { Problem } from "./problems.js";
 import type { RequiredResources } from "./required.js";
 import { collectorUrl, JOB_NAME_LABEL } from "./render/evidence.js";
-import type { Capabilities } from "./schema/capabilities.js";
 import type { EvidenceStatus } from "./schema/status.js";
 import type { WorkspaceProfileSpec } from "./schema/profile.js";
-import type { CaBundle } from "./workspace.js";
+import type { CaBundle, Egress, EvidenceExport } from "./workspace.js";
 
 /** The annotation an operator sets, with the reason, to give up a workspace's evidence export. */
 export const EVIDENCE_WAIVED_ANNOTATION = "workspaces.berth.dev/evidence-waived";
@@ -75,12 +74,35 @@ export function gatedDestinations(requests: readonly CapabilityRequest[]): strin
 }
 
 /**
- * The destinations whose TLS a DeveloperWorkspace's own containers check: git's (the checkout),
- * the evidence registry (the export) and gated MCP servers (the gate). The runtime's TLS trust is
- * its image's.
+ * The destinations whose TLS a DeveloperWorkspace's own containers check, among its requests:
+ * git's (the checkout), the evidence registry (the export) and gated MCP servers (the gate). The
+ * runtime's TLS trust is its image's.
  */
-export function tlsDestinations(capabilities: Capabilities, requests: readonly CapabilityRequest[], profile: WorkspaceProfileSpec, exportBeforeCleanup: boolean): (string | undefined)[] {
-  return [capabilities.git?.destination, exportBeforeCleanup ? profile.evidence?.destination : undefined, ...gatedDestinations(requests)];
+export function tlsDestinations(requests: readonly CapabilityRequest[]): string[] {
+  return [...requests.filter((r) => r.name === "git" || r.name === "evidence").map((r) => r.destination), ...gatedDestinations(requests)];
+}
+
+/** The export as the profile's spec.evidence, the resolved registry opening and the workspace's credential and CA make it. */
+export function evidenceExportOf(
+  profile: WorkspaceProfileSpec,
+  registry: Egress | undefined,
+  spec: { workspaceID: string; credentials: readonly { purpose: string; secretRef: { name: string; key: string } }[] },
+  caBundles: readonly CaBundle[],
+): EvidenceExport | undefined {
+  const evidence = profile.evidence;
+  if (registry === undefined || evidence === undefined) return undefined;
+  const credential = spec.credentials.find((c) => c.purpose === "evidence")?.secretRef;
+  const caBundle = caBundles.find((b) => b.destination === registry.destination);
+  return {
+    image: evidence.image,
+    repository: evidence.repository,
+    tag: spec.workspaceID,
+    resources: evidence.resources,
+    collectTimeoutSeconds: evidence.collectTimeoutSeconds,
+    egress: registry,
+    ...(credential ? { credential } : {}),
+    ...(caBundle ? { caBundle } : {}),
+  };
 }
 
 type Terminated = { exitCode?: number; message?: string; finishedAt?: string };

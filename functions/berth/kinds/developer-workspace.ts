@@ -2,7 +2,7 @@ import { type CapacityDeclaration, capacityStatus, checkCapacity, evaluateCapaci
 import { capacityEnforced, egressResolved } from "../conditions.js";
 import { declaredCapabilities, resolveEgress } from "../egress.js";
 import type { CompositeRenderer, KubeObject, Observed, Verdict } from "../model.js";
-import { collectorFor, evidenceRequest, evidenceStatus, evidenceWaived, exportPodLabels, exportState, jobPods, newestPod, resolveCaBundles, tlsDestinations } from "../evidence.js";
+import { collectorFor, evidenceExportOf, evidenceRequest, evidenceStatus, evidenceWaived, exportPodLabels, exportState, jobPods, newestPod, resolveCaBundles, tlsDestinations } from "../evidence.js";
 import { type Outcome, outcomeOfJob, outcomeOfRuntime, recordedOutcome } from "../outcome.js";
 import type { Problem } from "../problems.js";
 import { beyondProfile, resolveProfile, resolveStorageClass } from "../profile.js";
@@ -18,7 +18,7 @@ import { parseDocument } from "../schema/errors.js";
 import type { DeveloperWorkspaceStatus } from "../schema/status.js";
 import { usageOf } from "../usage.js";
 import { fatal, stalled } from "../verdicts.js";
-import type { EvidenceExport, NamespaceProfile } from "../workspace.js";
+import type { NamespaceProfile } from "../workspace.js";
 
 /** The composition resource names of what runs code: created last (namespace-profile.ts, workloadLast). */
 export const DEVELOPER_WORKLOAD = ["workload", EVIDENCE_EXPORT_NAME];
@@ -67,12 +67,11 @@ export const renderDeveloperWorkspace: CompositeRenderer = (observed): Verdict =
   // requirement loop fetches them in one round; then judge them in a fixed order.
   const storageClass = spec.storage.mode === "persistent" ? resolveStorageClass(profile.spec, required) : undefined;
   const capabilities = declaredCapabilities(spec.capabilities, "spec.capabilities", spec.credentials);
-  const exportBeforeCleanup = spec.lifecycle.evidence.exportBeforeCleanup;
-  const evidence = evidenceRequest(exportBeforeCleanup, capabilities, profile);
+  const evidence = evidenceRequest(spec.lifecycle.evidence.exportBeforeCleanup, capabilities, profile);
   if (evidence.type === "invalid") return stalled(observed, required.requirements, evidence, baseStatus);
   const egress = resolveEgress([...capabilities, ...(evidence.type === "request" ? [evidence.request] : [])], profile, required);
   if (egress.type === "invalid") return stalled(observed, required.requirements, egress, baseStatus);
-  const caBundles = resolveCaBundles(tlsDestinations(spec.capabilities, capabilities, profile.spec, exportBeforeCleanup), profile, required);
+  const caBundles = resolveCaBundles(tlsDestinations([...capabilities, ...(evidence.type === "request" ? [evidence.request] : [])]), profile, required);
   if (caBundles.type === "invalid") return stalled(observed, required.requirements, caBundles, baseStatus);
 
   let capacity: CapacityDeclaration | undefined;
@@ -86,25 +85,7 @@ export const renderDeveloperWorkspace: CompositeRenderer = (observed): Verdict =
   if (caBundles.type !== "resolved") return stalled(observed, required.requirements, caBundles, baseStatus);
 
   const registry = egress.egress.find((e) => e.name === "evidence");
-  const evidenceExport: EvidenceExport | undefined =
-    registry && profile.spec.evidence
-      ? {
-          image: profile.spec.evidence.image,
-          repository: profile.spec.evidence.repository,
-          tag: spec.workspaceID,
-          resources: profile.spec.evidence.resources,
-          collectTimeoutSeconds: profile.spec.evidence.collectTimeoutSeconds,
-          egress: registry,
-          ...(() => {
-            const c = spec.credentials.find((k) => k.purpose === "evidence");
-            return c ? { credential: c.secretRef } : {};
-          })(),
-          ...(() => {
-            const ca = caBundles.bundles.find((b) => b.destination === registry.destination);
-            return ca ? { caBundle: ca } : {};
-          })(),
-        }
-      : undefined;
+  const evidenceExport = evidenceExportOf(profile.spec, registry, spec, caBundles.bundles);
 
   const namespaceProfile: NamespaceProfile = {
     workspaceID: spec.workspaceID,
