@@ -92,7 +92,7 @@ export function fatalCase(name: string, reason: string, req: RunFunctionRequest,
  * A case whose answer renders no composed resource, only the XR's status: a workspace that
  * is waiting or refused while it owns nothing, or a profile.
  */
-function statusOnlyCase(
+export function statusOnlyCase(
   name: string,
   reason: string,
   req: RunFunctionRequest,
@@ -126,7 +126,7 @@ export function expected(c: Case): unknown {
 }
 
 // The example profile's fingerprint; it changes only when the profile's spec does.
-const PROFILE_HASH = "sha256:526e31e59985a4c2";
+const PROFILE_HASH = "sha256:98af3a6f3785244f";
 
 const OWNED = { namespace: OBSERVED_NAMESPACE, volume: OBSERVED_VOLUME };
 
@@ -311,6 +311,27 @@ export const CASES: Case[] = [
     }),
     ALL_REQUIREMENTS,
     'cannot render DeveloperWorkspace "alice-payments-xr": persistent storage refused: StorageClass "xfs-quota" uses rancher.io/local-path, which sizes volumes at admission only: it is not a conforming persistent-capacity backend; keeping its 2 existing objects unchanged',
+  ),
+  // Issue 44: the ways around the boundary a workspace's author had (all in test/unit/boundary.test.ts as plain calls).
+  fatalCase(
+    "GatedDestinationHasNoSideDoor",
+    "A destination whose tools the workspace declares is reached through the MCP gate alone: a second, ungated capability to it would open the runtime's own egress to the server the gate guards.",
+    request(
+      edited(PERSISTENT, (w) => (w.spec as { capabilities: { mcp: unknown[] } }).capabilities.mcp.push({ name: "raw", destination: "docs-mcp" })),
+      { required: ALL_REQUIRED },
+    ),
+    ALL_REQUIREMENTS,
+    'cannot render DeveloperWorkspace "alice-payments-xr": spec.capabilities.mcp[1].destination: "docs-mcp" is reached only through the MCP gate (spec.capabilities.mcp[0] declares its tools), so nothing reaches it directly; declare the tools here too, or remove one of them',
+  ),
+  fatalCase(
+    "CredentialCannotSetBerthsOwnVariables",
+    "A credential reaches the runtime as BERTH_<PURPOSE>_<NAME>; one named servers, of purpose mcp, would replace BERTH_MCP_SERVERS and point the runtime at servers of the author's choosing.",
+    request(
+      edited(PERSISTENT, (w) => (w.spec as { credentials: unknown[] }).credentials.push({ name: "servers", purpose: "mcp", secretRef: { name: "x", key: "token" } })),
+      { required: ALL_REQUIRED },
+    ),
+    {},
+    'cannot render DeveloperWorkspace "alice-payments-xr": invalid document: spec.credentials[4].name: "servers" would set BERTH_MCP_SERVERS in the runtime, a variable Berth sets itself; choose another name',
   ),
   {
     name: "NamespaceFirst",

@@ -2,9 +2,10 @@ import { DETACHED_AT, EXPIRED_AT, LAST_ACTIVITY, RELEASED_AT, SUSPENDED_AT, SUSP
 import { runFunction } from "../functions/berth/function.js";
 import { asObserved } from "../functions/berth/local-render.js";
 import type { KubeObject } from "../functions/berth/model.js";
-import { type Case, fatalCase, namespaceRequirement, requirement } from "./cases.js";
+import { type Case, fatalCase, namespaceRequirement, requirement, statusOnlyCase } from "./cases.js";
 import {
   CHECKPOINT,
+  CHECKPOINT_REQUIRED,
   CLASS_SANDBOX,
   CLASS_SUBSTRATE,
   edited,
@@ -15,6 +16,7 @@ import {
   EW_SUBSTRATE,
   PROFILE,
   existingNamespace,
+  PERSISTENT,
   request,
   SANDBOX_REQUIRED,
   SUBSTRATE_REQUIRED,
@@ -164,6 +166,29 @@ export const EXECUTION_CASES: Case[] = [
     req: request(EW_SANDBOX, { required: SANDBOX_REQUIRED, observed: existingBoundary(EW_SANDBOX, SANDBOX_REQUIRED) }),
     want: { golden: "execution-sandbox" },
   },
+  statusOnlyCase(
+    "NamespaceOfAnotherWorkspaceIsNotEntered",
+    "Issue 44, finding 1: a class user's ExecutionWorkspace named alice-payments finds ws-alice-payments, the Namespace of the operators' DeveloperWorkspace alice-payments-xr. Found by name is not its own: it renders nothing there (no policies widening Alice's egress, no Role bound to her ServiceAccount, no Sandbox mounting her volume) and says whose it is.",
+    request(
+      edited(EW_SANDBOX, (w) => {
+        w.metadata!.name = "alice-payments";
+        (w.spec as { sessionRef: { name: string } }).sessionRef.name = "alice-payments";
+      }),
+      { required: { ...SANDBOX_REQUIRED, "workspace-namespace": [existingNamespace(PERSISTENT)] } },
+    ),
+    {
+      kind: "ExecutionWorkspace",
+      status: {
+        namespace: "ws-alice-payments",
+        phase: "Failed",
+        reason: "NamespaceTaken",
+        message: 'Namespace "ws-alice-payments" belongs to DeveloperWorkspace "alice-payments-xr": a workspace renders only into the Namespace it creates; choose another name',
+      },
+      atRest: true,
+      reqs: { "workspace-namespace": namespaceRequirement("ws-alice-payments") },
+      warnings: ['ExecutionWorkspace "alice-payments": Namespace "ws-alice-payments" belongs to DeveloperWorkspace "alice-payments-xr": a workspace renders only into the Namespace it creates; choose another name'],
+    },
+  ),
   {
     name: "SandboxWaitsForItsBoundary",
     reason: "Rule 5: the Sandbox, whose controller starts the pod, is created only once the NetworkPolicies, quota and ServiceAccount that bound it exist.",
@@ -343,7 +368,7 @@ export const EXECUTION_CASES: Case[] = [
     name: "CheckpointRecordsTheSnapshotHandle",
     reason: "A ready VolumeSnapshot's content handle and driver are recorded, so other namespaces can restore from it.",
     req: request(CHECKPOINT, {
-      required: { workspace: [EW_SANDBOX], class: [CLASS_SANDBOX], content: [VOLUME_SNAPSHOT_CONTENT] },
+      required: { ...CHECKPOINT_REQUIRED, content: [VOLUME_SNAPSHOT_CONTENT] },
       observed: { snapshot: VOLUME_SNAPSHOT },
     }),
     want: { golden: "checkpoint-ready" },

@@ -91,11 +91,25 @@ export const SANDBOX_REQUIRED = {
 };
 export const SUBSTRATE_REQUIRED = { ...SANDBOX_REQUIRED, class: [CLASS_SUBSTRATE] };
 
+/**
+ * The controller reference Crossplane puts on every object it composes for `composite`
+ * (RenderComposedResourceMetadata): what tells the workspace's own objects from anyone else's.
+ */
+export function composedBy(composite: KubeObject): { apiVersion: string; kind: string; name: string; uid?: string; controller: true; blockOwnerDeletion: true } {
+  const uid = (composite.metadata as { uid?: string } | undefined)?.uid;
+  return { apiVersion: composite.apiVersion, kind: composite.kind, name: composite.metadata!.name!, ...(uid ? { uid } : {}), controller: true, blockOwnerDeletion: true };
+}
+
+/** `o` as the API server holds it once Crossplane has created it for `composite`. */
+export function asComposedBy(o: KubeObject, composite: KubeObject): KubeObject {
+  return { ...o, metadata: { ...o.metadata, ownerReferences: [composedBy(composite)] } };
+}
+
 /** A workspace's Namespace as the API server reports it once created: later reconciles see it. */
 export function existingNamespace(workspace: KubeObject): KubeObject {
   const spec = workspace.spec as { workspaceID?: string };
   const name = `ws-${spec.workspaceID ?? workspace.metadata?.name}`;
-  return { apiVersion: "v1", kind: "Namespace", metadata: { name }, status: { phase: "Active" } };
+  return asComposedBy({ apiVersion: "v1", kind: "Namespace", metadata: { name }, status: { phase: "Active" } }, workspace);
 }
 
 /**
@@ -117,5 +131,8 @@ export function existingBoundary(workspace: KubeObject, requiredResources: Recor
  */
 export function boundaryAsRequired(workspace: KubeObject, requiredResources: Record<string, KubeObject[]>, missing: string[] = []): Record<string, KubeObject[]> {
   const { namespace: _, ...boundary } = existingBoundary(workspace, requiredResources);
-  return Object.fromEntries(Object.entries(boundary).map(([name, o]) => [`boundary-${name}`, missing.includes(name) ? [] : [o]]));
+  return Object.fromEntries(Object.entries(boundary).map(([name, o]) => [`boundary-${name}`, missing.includes(name) ? [] : [asComposedBy(o, workspace)]]));
 }
+
+/** Everything the example checkpoint refers to, found: its workspace, its class, and the workspace's own Namespace. */
+export const CHECKPOINT_REQUIRED = { workspace: [EW_SANDBOX], class: [CLASS_SANDBOX], "workspace-namespace": [existingNamespace(EW_SANDBOX)] };

@@ -1,3 +1,5 @@
+import { BlockList, isIPv6 } from "node:net";
+import type { INetworkPolicyPeer } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicyPeer";
 import type { INetworkPolicyPort } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicyPort";
 import type { Problem } from "./problems.js";
 import { describeRequirement, type RequiredResources } from "./required.js";
@@ -110,6 +112,15 @@ export function resolveEgress(
       };
       continue;
     }
+    // NetworkPolicy reads an egress rule without ports as every port: a headless Service that
+    // names none would open every port of its pods.
+    if ((spec.ports ?? []).length === 0) {
+      problem ??= {
+        type: "invalid",
+        message: `reviewed destination "${destination.name}" of WorkspaceProfile "${profile.name}": ${describeRequirement(requirement)} has no ports, and an egress rule without ports allows every port; give the Service its ports, or review the destination as cidrs and ports`,
+      };
+      continue;
+    }
     const ports: INetworkPolicyPort[] = (spec.ports ?? []).map((p) => ({
       port: p.targetPort ?? p.port,
       protocol: (p.protocol ?? "TCP") as INetworkPolicyPort["protocol"],
@@ -126,8 +137,55 @@ export function resolveEgress(
     }
     egress.push({ ...opening, gate: { ...request.gate, upstream: mcpUrl(destination, `${ref.name}.${ref.namespace}.svc`, servicePort) } });
   }
+  problem ??= sideDoor(requests, egress);
   if (problem) return problem;
   return { type: "resolved", egress };
+}
+
+/**
+ * A destination whose tools the workspace declares is reached through the MCP gate alone; an
+ * opening of the runtime's own to the same server would be a door beside the gate. So no other,
+ * ungated capability may name that destination, nor one whose reviewed blocks and ports take in
+ * its address, nor one selecting the same pods. (A destination reviewed twice under two names is
+ * caught the same way.)
+ */
+function sideDoor(requests: readonly CapabilityRequest[], egress: readonly Egress[]): Problem | undefined {
+  const fieldOf = new Map(requests.map((r) => [r.name, r.field]));
+  for (const gated of egress.filter((e) => e.gate)) {
+    for (const open of egress.filter((e) => !e.gate)) {
+      if (open.destination !== gated.destination && !overlaps(open, gated)) continue;
+      const reaches = open.destination === gated.destination ? `"${gated.destination}"` : `"${open.destination}" reaches the server of "${gated.destination}", which`;
+      return {
+        type: "invalid",
+        message: `${fieldOf.get(open.name)}.destination: ${reaches} is reached only through the MCP gate (${fieldOf.get(gated.name)} declares its tools), so nothing reaches it directly; declare the tools here too, or remove one of them`,
+      };
+    }
+  }
+  return undefined;
+}
+
+/** Whether two openings let traffic to a common address and port. */
+function overlaps(a: Pick<Egress, "to" | "ports">, b: Pick<Egress, "to" | "ports">): boolean {
+  const samePort = a.ports.some((p) => b.ports.some((q) => p.port === q.port && (p.protocol ?? "TCP") === (q.protocol ?? "TCP")));
+  return samePort && a.to.some((x) => b.to.some((y) => samePeer(x, y)));
+}
+
+function samePeer(x: INetworkPolicyPeer, y: INetworkPolicyPeer): boolean {
+  if (x.ipBlock && y.ipBlock) return blocksOverlap(x.ipBlock.cidr, y.ipBlock.cidr);
+  return x.ipBlock === undefined && y.ipBlock === undefined && JSON.stringify([x.namespaceSelector, x.podSelector]) === JSON.stringify([y.namespaceSelector, y.podSelector]);
+}
+
+/** CIDR blocks either nest or are apart: they overlap when one holds the other's first address. */
+function blocksOverlap(a: string, b: string): boolean {
+  const holds = (outer: string, inner: string) => {
+    const [network, bits] = outer.split("/");
+    const family = isIPv6(network!) ? "ipv6" : "ipv4";
+    if (isIPv6(inner.split("/")[0]!) !== (family === "ipv6")) return false;
+    const list = new BlockList();
+    list.addSubnet(network!, Number(bits ?? (family === "ipv6" ? 128 : 32)), family);
+    return list.check(inner.split("/")[0]!, family);
+  };
+  return holds(a, b) || holds(b, a);
 }
 
 /** The one address of cidrs that name a single host, or undefined. */

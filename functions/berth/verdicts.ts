@@ -46,3 +46,22 @@ export function stalled(
     warnings: [`${describeComposite(observed)}: ${problem.message}`],
   };
 }
+
+/**
+ * The answer when the workspace's Namespace belongs to someone else (ownership.ts,
+ * namespaceClaim): nothing at all, phase Failed. Unlike `stalled`, objects the workspace already
+ * owns are not kept: they can only be in that other Namespace (made before Berth refused a
+ * clash), where its NetworkPolicies and RBAC act on another workspace's pods. Nothing of the
+ * other workspace is touched: Crossplane deletes only what this XR controls.
+ */
+export function notItsNamespace(observed: Observed, requirements: Record<string, Requirement>, problem: Problem & { type: "refused" }, status: Record<string, unknown> = {}): Verdict {
+  const existing = Object.keys(observed.resources).length;
+  return {
+    type: "rendered",
+    requirements,
+    resources: {},
+    status: { ...status, phase: "Failed", reason: problem.reason, message: problem.message },
+    compositeReady: false,
+    warnings: [`${describeComposite(observed)}: ${problem.message}${existing > 0 ? `; removing the ${existing} objects it made there` : ""}`],
+  };
+}

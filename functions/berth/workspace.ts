@@ -87,6 +87,16 @@ export interface NamespaceProfile {
   };
   egress: readonly Egress[];
   kubernetesAccess: "none" | "read" | "edit";
+  /**
+   * With access edit, the CPU and memory the pods the runtime makes may use between them, on top
+   * of the workspace's own resources; the quota holds the sum.
+   */
+  runtimeMade?: { cpu: string; memory: string };
+  /**
+   * The RuntimeClass the workspace's runtime runs with. The Namespace names it, and admission
+   * requires it of every pod the runtime makes (admission/policies.yaml, berth-workspace-runtime).
+   */
+  runtimeClassName?: string;
   /** Set when the profile declares runtime-enforced capacity: Pods there need `hostUsers: false`. */
   userNamespacesRequired: boolean;
   /** Private CAs of the destinations the workspace's containers talk TLS to. */

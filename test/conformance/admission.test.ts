@@ -114,11 +114,21 @@ const pod = (hostUsers: boolean | undefined): Obj => ({
 });
 
 /**
+ * An ExecutionWorkspace or checkpoint as `as` creates it: recording its creator, as
+ * berth-workspace-owner requires (boundary.test.ts proves that rule), so that each denial here is
+ * the policy under test's alone.
+ */
+function recordingCreator(obj: Obj, as: Identity): Obj {
+  if (obj.kind !== "ExecutionWorkspace" && obj.kind !== "WorkspaceCheckpoint") return obj;
+  return { ...obj, metadata: { ...obj.metadata, annotations: { ...obj.metadata?.annotations, "workspaces.berth.dev/created-by": as.user } } };
+}
+
+/**
  * Denied by that policy, with that message. Validations with reason Forbidden answer 403; the
  * class permits carry no reason, so the API server answers 422 Invalid for them.
  */
 async function expectDenied(obj: Obj, as: Identity, policy: string, message: string): Promise<void> {
-  const res = await c.create(obj, { as, dryRun: true });
+  const res = await c.create(recordingCreator(obj, as), { as, dryRun: true });
   const what = `${as.user} creating ${obj.kind} ${obj.metadata?.name}: ${res.text}`;
   expect(res.status, what).toBe(policy === "berth-class-permits" ? 422 : 403);
   expect(res.body.message, what).toContain(`ValidatingAdmissionPolicy '${policy}'`);
@@ -126,7 +136,7 @@ async function expectDenied(obj: Obj, as: Identity, policy: string, message: str
 }
 
 async function expectAllowed(obj: Obj, as: Identity): Promise<void> {
-  const res = await c.create(obj, { as, dryRun: true });
+  const res = await c.create(recordingCreator(obj, as), { as, dryRun: true });
   expect(res.status, `${as.user} creating ${obj.kind} ${obj.metadata?.name}: ${res.text}`).toBe(201);
 }
 

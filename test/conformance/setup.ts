@@ -292,7 +292,8 @@ export async function classPermitsInEffect(c: Cluster, className: string, as?: I
   const probe: Obj = {
     apiVersion: "workspaces.berth.dev/v1alpha1",
     kind: "ExecutionWorkspace",
-    metadata: { name: `permits-probe-${className}` },
+    // Recording its creator (berth-workspace-owner), so that the class's binding is what answers.
+    metadata: { name: `permits-probe-${className}`, ...(as ? { annotations: { "workspaces.berth.dev/created-by": as.user } } : {}) },
     // Session is the one reuse scope both example classes permit (the schema's default, None, is not).
     spec: { classRef: { name: className }, sessionRef: { name: "permits-probe", namespace: "default" }, reusePolicy: "Session", requests: { resources: { cpu: "1024" } } },
   };

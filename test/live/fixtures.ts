@@ -290,8 +290,8 @@ export function sandboxClass(): Obj {
       permits: {
         resources: { default: { cpu: "100m", memory: "128Mi" }, max: { cpu: "500m", memory: "256Mi" } },
         storage: { default: "64Mi", max: "128Mi" },
-        destinations: ["model-gateway", "host-fixture"],
-        kubernetesAccess: "none",
+        destinations: ["model-gateway", "host-fixture", "kube-api"],
+        kubernetesAccess: "edit",
         checkpoint: false,
         restore: false,
         fork: false,
@@ -300,8 +300,12 @@ export function sandboxClass(): Obj {
   };
 }
 
-/** An ExecutionWorkspace on the live class; `cpu` its runtime's CPU (requests and limits), 100m unless said. */
-export function executionWorkspace(name: string, desiredState: "Ready" | "Suspended", cpu = "100m"): Obj {
+/**
+ * An ExecutionWorkspace on the live class; `cpu` its runtime's CPU (requests and limits), 100m
+ * unless said. With `edit`, its runtime may make pods in its Namespace, within 100m and 64Mi of
+ * its own beside the runtime's.
+ */
+export function executionWorkspace(name: string, desiredState: "Ready" | "Suspended", cpu = "100m", opts: { edit?: boolean } = {}): Obj {
   return {
     apiVersion: API,
     kind: "ExecutionWorkspace",
@@ -314,8 +318,45 @@ export function executionWorkspace(name: string, desiredState: "Ready" | "Suspen
       requests: {
         resources: { cpu, memory: "128Mi" },
         storage: { size: "64Mi" },
-        capabilities: { inference: { destination: "model-gateway" } },
+        capabilities: {
+          inference: { destination: "model-gateway" },
+          ...(opts.edit ? { kubernetes: { access: "edit", destination: "kube-api", resources: { cpu: "100m", memory: "64Mi" } } } : {}),
+        },
       },
     },
   };
+}
+
+/**
+ * A pod a workspace runtime granted edit makes in its own Namespace, as the rules for such pods
+ * want it (admission/policies.yaml, berth-workspace-runtime): its one owner the workspace's
+ * runtime lease, no Secret, the workspace's runtime class, bounded, restricted, in a user
+ * namespace. It runs workspace-probe with `args`. `edit` changes it into one the rules refuse.
+ */
+export function runtimeMadePod(namespace: string, name: string, lease: { uid: string } | undefined, args: string[], edit: (pod: any) => void = () => {}): Obj {
+  const pod: any = {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name, namespace, ...(lease ? { ownerReferences: [{ apiVersion: "v1", kind: "ConfigMap", name: "runtime-lease", uid: lease.uid }] } : {}) },
+    spec: {
+      hostUsers: false,
+      automountServiceAccountToken: false,
+      enableServiceLinks: false,
+      restartPolicy: "Never",
+      terminationGracePeriodSeconds: 1,
+      securityContext: { runAsNonRoot: true, runAsUser: NONROOT, runAsGroup: NONROOT, seccompProfile: { type: "RuntimeDefault" } },
+      containers: [
+        {
+          name: "made",
+          image: LIVE_IMAGES.runtime,
+          imagePullPolicy: "Never",
+          args,
+          resources: { requests: { cpu: "20m", memory: "16Mi" }, limits: { cpu: "20m", memory: "16Mi" } },
+          securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } },
+        },
+      ],
+    },
+  };
+  edit(pod);
+  return pod;
 }

@@ -34,6 +34,7 @@ import {
   mcpTokenSecret,
   PROBE_PORT,
   REFUSING_PROFILE,
+  runtimeMadePod,
   SANDBOX_CLASS,
   UNDECLARED_PORT,
   type LiveAddresses,
@@ -61,6 +62,8 @@ interface ProbeResult {
 }
 
 const DEV = { id: "live-dev", ns: "ws-live-dev" };
+/** The session's workspace: its runtime is granted edit (issue 44: what it makes is proven below). */
+const sessionDocument = (desiredState: "Ready" | "Suspended") => executionWorkspace("live-session", desiredState, "100m", { edit: true });
 const KUBE = { id: "live-kube", ns: "ws-live-kube" };
 const SESSION = { name: "live-session", ns: "ws-live-session" };
 const control: Where = { ns: CONTROL_NS, pod: "control", container: "probe" };
@@ -220,7 +223,7 @@ beforeAll(async () => {
   await installHarness(live, addresses, gitToken);
   await live.cluster.apply(developerWorkspace(DEV.id, { storage: "persistent", kubernetes: "none", mcp: true }));
   await live.cluster.apply(developerWorkspace(KUBE.id, { storage: "ephemeral", kubernetes: "read" }));
-  await live.cluster.apply(executionWorkspace(SESSION.name, "Ready"));
+  await live.cluster.apply(sessionDocument("Ready"));
 
   // The developer's git credential, in the namespace Berth made for the workspace.
   for (const ns of [DEV.ns, KUBE.ns]) {
@@ -229,6 +232,9 @@ beforeAll(async () => {
   }
   await live.cluster.apply(mcpTokenSecret(DEV.ns, mcpToken));
   await waitFor(`Sandbox in ${SESSION.ns}`, async () => (await live.cluster.get("agents.x-k8s.io/v1beta1", "Sandbox", "workspace", SESSION.ns)) !== undefined, 120_000);
+  // A credential in the session's Namespace, as the operator's secret tooling puts one there: the
+  // runtime granted edit must not be able to read it (issue 44, finding 2).
+  await live.cluster.apply(gitTokenSecret(SESSION.ns, gitToken));
 
   for (const [ns, name, container] of [
     [FIXTURES_NS, "git", "git-server"],
@@ -264,6 +270,14 @@ afterAll(async () => {
 const devPod = async (): Promise<Where> => ({ ns: DEV.ns, pod: await jobPod(DEV.ns), container: "runtime" });
 const kubePod = async (): Promise<Where> => ({ ns: KUBE.ns, pod: await jobPod(KUBE.ns), container: "runtime" });
 const sessionPod: Where = { ns: SESSION.ns, pod: "workspace", container: "runtime" };
+/** A call to the API server from the session's runtime, with its own token (workspace-probe kube). */
+const asSessionRuntime = (path: string, method = "GET", body?: unknown) => probe(sessionPod, ["kube", path, "--method", method, ...(body === undefined ? [] : ["--body", JSON.stringify(body)])]);
+/** The session's runtime lease, as its runtime reads it (its name is BERTH_RUNTIME_LEASE); undefined when there is none. */
+async function sessionLease(): Promise<{ uid: string } | undefined> {
+  const r = await asSessionRuntime(`/api/v1/namespaces/${SESSION.ns}/configmaps/runtime-lease`);
+  return r.out.status === 200 ? { uid: r.out.uid } : undefined;
+}
+const sessionPods = `/api/v1/namespaces/${SESSION.ns}/pods`;
 const ip = (ns: string, name: string) => podIPs[`${ns}/${name}`]!;
 
 /** Every object the workspaces compose, by uid, and the resourceVersions of their Namespaces and PVCs. */
@@ -582,6 +596,50 @@ describe("kubernetes access read", () => {
   });
 });
 
+describe("kubernetes access edit: what the session's runtime makes, with its own token", () => {
+  it("a pod of its making that names the git Secret of its Namespace is refused, so its log can never hand the runtime the token; so are one that asks for nothing and one it does not own", async () => {
+    const lease = await sessionLease();
+    const leak = runtimeMadePod(SESSION.ns, "leak", lease, ["say-and-exit", "0", "$(T)"], (p) => (p.spec.containers[0].env = [{ name: "T", valueFrom: { secretKeyRef: { name: "git-token", key: "token" } } }]));
+    const r = await asSessionRuntime(sessionPods, "POST", leak);
+    if (r.out.status === 201) {
+      // The finding as 539ceab had it: admitted, run by the kubelet, and its log is the token.
+      const log = await waitFor("the admitted pod's log", async () => {
+        const l = await asSessionRuntime(`${sessionPods}/leak/log`);
+        return l.out.status === 200 && l.out.text !== "" && (l.out.text as string);
+      }, 120_000).catch((e) => String(e));
+      await live.cluster.delete("v1", "Pod", "leak", SESSION.ns);
+      throw new Error(`the runtime's pod naming the git Secret was admitted; its log, read with the runtime's own token, ${log.includes(gitToken) ? "is the git token" : `says ${JSON.stringify(log)}`}`);
+    }
+    refused(r, "the runtime making a pod that names the git Secret");
+    expect(r.out.status, r.raw).toBe(403);
+    expect(r.out.error, r.raw).toContain("ValidatingAdmissionPolicy 'berth-workspace-runtime'");
+    expect(r.out.error, r.raw).toContain("may not reference a Secret");
+
+    const zero = runtimeMadePod(SESSION.ns, "zero", lease, ["listen", "8081"], (p) => (p.spec.containers[0].resources = { requests: { cpu: "0", memory: "0" }, limits: { cpu: "0", memory: "0" } }));
+    const z = await asSessionRuntime(sessionPods, "POST", zero);
+    expect(z.out.status, `a pod asking for no CPU and memory, which the quota counts as nothing and the kubelet runs unbounded: ${z.raw}`).toBe(403);
+    expect(z.out.error, z.raw).toContain("minimum cpu usage per Container is 1m");
+
+    const unowned = await asSessionRuntime(sessionPods, "POST", runtimeMadePod(SESSION.ns, "unowned", undefined, ["listen", "8081"]));
+    expect(unowned.out.status, `a pod the lease does not own, which would outlive a suspend: ${unowned.raw}`).toBe(403);
+    expect(unowned.out.error, unowned.raw).toContain("only what it made");
+  });
+
+  it("control: a pod that follows the rules runs; the runtime reads its log and deletes it", async () => {
+    const lease = await sessionLease();
+    expect(lease, "the runtime reads its lease").toBeDefined();
+    allowed(await asSessionRuntime(sessionPods, "POST", runtimeMadePod(SESSION.ns, "made", lease, ["say-and-exit", "0", "made by the runtime"])), "the runtime making a pod that follows the rules");
+    await waitFor("the runtime's pod Succeeded", async () => (await pod(SESSION.ns, "made"))?.status?.phase === "Succeeded", 120_000, 1000).catch(async (e) => {
+      throw new Error(`${e instanceof Error ? e.message : e}; ${await whyNotRunning(SESSION.ns, "made")}`);
+    });
+    const log = await asSessionRuntime(`${sessionPods}/made/log`);
+    allowed(log, "the runtime reading its pod's log");
+    expect(log.out.text).toBe("made by the runtime\n");
+    allowed(await asSessionRuntime(`${sessionPods}/made`, "DELETE"), "the runtime deleting its pod");
+    await waitFor("the runtime's pod gone", async () => (await pod(SESSION.ns, "made")) === undefined, 60_000);
+  });
+});
+
 describe("bounds", () => {
   it("writing past the volume's size fails with ENOSPC; writing within it succeeds", async () => {
     const w = await devPod();
@@ -853,7 +911,8 @@ describe(`an ExecutionWorkspace on the agent-sandbox class, run by the agent-san
     const [inside, outside] = readFileSync(`/proc/${await live.node.containerPid(SESSION.ns, "workspace", "runtime")}/uid_map`, "utf8").trim().split(/\s+/).map(Number);
     expect([inside, outside! > 0]).toEqual([0, true]);
     const inspect = await probe(sessionPod, ["inspect"]);
-    expect(inspect.out.serviceAccountToken).toBe(false);
+    // Its runtime is granted edit: the projected token is the capability's (DEV proves none without one).
+    expect(inspect.out.serviceAccountToken).toBe(true);
     expect(inspect.out.writable["/"]).toMatchObject({ ok: false, reason: "read-only file system" });
     expect(inspect.out.writable["/workspace"]).toMatchObject({ ok: true });
     allowed(await probe(sessionPod, ["tcp", `gateway.${FIXTURES_NS}.svc.cluster.local:80`]), "the declared gateway");
@@ -863,24 +922,34 @@ describe(`an ExecutionWorkspace on the agent-sandbox class, run by the agent-san
     expect((await sessionPhase("Ready")).xr.status.reason).toBe("Available");
   });
 
-  it("suspend removes the pod and keeps the volume, and says Suspended only once the pod is gone; resume runs a new pod that reads the files written before", async () => {
+  it("suspend removes the pod and every pod its runtime made, and keeps the volume, and says Suspended only once the pod is gone; resume runs a new pod that reads the files written before, under a new lease", async () => {
     allowed(await probe(sessionPod, ["write", "/workspace/kept", "1Mi"]), "writing before suspend");
     const first = await probe(sessionPod, ["read", "/workspace/kept"]);
     const uidBefore = (await pod(SESSION.ns, "workspace"))!.metadata!.uid;
     const pvc = (await live.cluster.get("v1", "PersistentVolumeClaim", "workspace", SESSION.ns))!.metadata!.uid;
+    // A pod of the runtime's making that would run until stopped (issue 44, finding 2).
+    const lease = await sessionLease();
+    expect(lease, "the runtime lease").toBeDefined();
+    allowed(await asSessionRuntime(sessionPods, "POST", runtimeMadePod(SESSION.ns, "made-running", lease, ["listen", "8081"])), "the runtime making a pod that runs until stopped");
+    await containerRunning(SESSION.ns, "made-running", "made");
 
-    await live.cluster.apply(executionWorkspace(SESSION.name, "Suspended"));
+    await live.cluster.apply(sessionDocument("Suspended"));
     const suspended = await sessionPhase("Suspended");
     expect(suspended.podThen, "the pod, when the workspace said Suspended").toBeUndefined();
     expect((await live.cluster.get("v1", "PersistentVolumeClaim", "workspace", SESSION.ns))!.metadata!.uid, "the same volume").toBe(pvc);
+    // Crossplane deleted the lease with the suspend; the garbage collector, everything it owns.
+    await waitFor("the runtime's pod gone with its lease", async () => (await pod(SESSION.ns, "made-running")) === undefined, 60_000, 500);
+    expect(await live.cluster.get("v1", "ConfigMap", "runtime-lease", SESSION.ns), "no lease while suspended").toBeUndefined();
 
-    await live.cluster.apply(executionWorkspace(SESSION.name, "Ready"));
+    await live.cluster.apply(sessionDocument("Ready"));
     await sessionPhase("Ready");
     await containerRunning(SESSION.ns, "workspace", "runtime");
     expect((await pod(SESSION.ns, "workspace"))!.metadata!.uid).not.toBe(uidBefore);
     const after = await probe(sessionPod, ["read", "/workspace/kept"]);
     allowed(after, "reading after resume");
     expect(after.out.content).toBe(first.out.content);
+    const renewed = await waitFor("a new lease", sessionLease, 60_000);
+    expect(renewed.uid, "the resumed runtime's lease is a new one").not.toBe(lease!.uid);
   });
 
   it("Berth's lifecycle Operation suspends it when idle; activity resumes it at once, a new pod reading the same files", async () => {

@@ -9,6 +9,7 @@ import { OBSERVED_NAMESPACE } from "../cases.js";
 import { observedSandbox } from "../execution-cases.js";
 import {
   CHECKPOINT,
+  CHECKPOINT_REQUIRED,
   CLASS_SANDBOX,
   CLASS_SUBSTRATE,
   edited,
@@ -79,7 +80,7 @@ describe("options the class does not permit are refused before anything is creat
 
   it("a checkpoint of a workspace whose class does not permit checkpoints is refused", () => {
     const noCheckpoints = edited(CLASS_SANDBOX, (c) => ((c.spec as Spec).permits.checkpoint = false));
-    const rsp = runFunction(request(CHECKPOINT, { required: { workspace: [EW_SANDBOX], class: [noCheckpoints] } }));
+    const rsp = runFunction(request(CHECKPOINT, { required: { ...CHECKPOINT_REQUIRED, class: [noCheckpoints] } }));
     expect(rsp.results.map((r) => r.message)).toEqual([
       `cannot render WorkspaceCheckpoint "work-session-42-before-refactor": spec.workspaceRef: ${CLASS} of ExecutionWorkspace "work-session-42" does not permit checkpoint`,
     ]);
@@ -221,7 +222,7 @@ describe.skipIf(!crds.available)("provider objects validate against the upstream
     ...Object.values(objectsOf(render(EW_SANDBOX))),
     ...Object.values(objectsOf(render(EW_SUBSTRATE, { required: SUBSTRATE_REQUIRED }))),
     ...Object.values(objectsOf(render(EW_RESTORE))),
-    ...Object.values(objectsOf(runFunction(request(CHECKPOINT, { required: { workspace: [EW_SANDBOX], class: [CLASS_SANDBOX] } })))),
+    ...Object.values(objectsOf(runFunction(request(CHECKPOINT, { required: CHECKPOINT_REQUIRED })))),
   ].filter((o) => PROVIDER_KINDS.includes(o.kind));
 
   it("covers every provider kind, each pinned", () => {
@@ -235,6 +236,20 @@ describe.skipIf(!crds.available)("provider objects validate against the upstream
     const cel = checkCel(schema, o);
     expect(cel.failures).toEqual([]);
     expect(cel.unevaluated.filter((r) => !KUBERNETES_ONLY.includes(r))).toEqual([]);
+  });
+
+  // Issue 44, finding 7: refuted. Berth cannot set hostUsers on Substrate's worker pods or a
+  // securityContext on an actor's container: the API has neither field (the actor runs in gVisor,
+  // on a worker pool of its own). Should a pinned release add them, this fails and Berth sets them.
+  it("Agent Substrate offers no hostUsers on its worker template and no securityContext on an actor's container", () => {
+    type Node = { properties?: Record<string, Node>; items?: Node };
+    const at = (kind: string, ...path: string[]) => path.reduce<Node | undefined>((n, key) => (key === "[]" ? n?.items : n?.properties?.[key]), schemaOf(crdOf(kind), "v1alpha1") as Node);
+    expect(Object.keys(at("WorkerPool", "spec", "template")?.properties ?? {})).toContain("nodeSelector");
+    expect(Object.keys(at("WorkerPool", "spec", "template")?.properties ?? {})).not.toContain("hostUsers");
+    expect(Object.keys(at("ActorTemplate", "spec", "containers", "[]")?.properties ?? {})).toContain("image");
+    expect(Object.keys(at("ActorTemplate", "spec", "containers", "[]")?.properties ?? {})).not.toContain("securityContext");
+    const substrate = objectsOf(render(EW_SUBSTRATE, { required: SUBSTRATE_REQUIRED }));
+    expect([substrate["runtime-pool"]!.spec, substrate["runtime-template"]!.spec]).toMatchObject([{ sandboxClass: "gvisor" }, { sandboxClass: "gvisor" }]);
   });
 
   it("the check itself rejects an invalid provider object", () => {

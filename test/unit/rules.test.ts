@@ -152,7 +152,8 @@ describe("rule 5: no ambient authority", () => {
   /** Everything the workspace refers to, found. */
   const requiredFor = (workspace: KubeObject) =>
     workspace.kind === "ExecutionWorkspace" ? (workspace === EW_SUBSTRATE ? SUBSTRATE_REQUIRED : SANDBOX_REQUIRED) : ALL_REQUIRED;
-  const runsCode = (o: KubeObject) => ["Job", "Sandbox", "WorkerPool", "ActorTemplate"].includes(o.kind);
+  // The MCP gate (a Deployment) runs code too: its pod holds the MCP credential.
+  const runsCode = (o: KubeObject) => ["Job", "Deployment", "Sandbox", "WorkerPool", "ActorTemplate"].includes(o.kind);
 
   it.each([...examples, ["sandbox", EW_SANDBOX] as const, ["substrate", EW_SUBSTRATE] as const])(
     "%s: what runs code is created only after every object that bounds it exists",

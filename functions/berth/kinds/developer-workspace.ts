@@ -11,17 +11,25 @@ import { RequiredResources } from "../required.js";
 import { workspaceLabels, workspaceNamespace } from "../render/labels.js";
 import { inCreationOrder, renderNamespaceProfile, workspaceNamespaceLookup } from "../render/namespace-profile.js";
 import { EVIDENCE_EXPORT_NAME, renderEvidenceExport, workloadPods } from "../render/evidence.js";
+import { MCP_GATE_NAME } from "../render/mcp-gate.js";
 import { keepRunningTemplate } from "../render/running-template.js";
+import { renderRuntimeLease } from "../render/runtime-lease.js";
+import { checkoutHostProblem } from "../checkout.js";
 import { renderWorkload } from "../render/workload.js";
 import { developerWorkspaceSchema } from "../schema/documents.js";
 import { parseDocument } from "../schema/errors.js";
 import type { DeveloperWorkspaceStatus } from "../schema/status.js";
 import { usageOf } from "../usage.js";
-import { fatal, stalled } from "../verdicts.js";
+import { fatal, notItsNamespace, stalled } from "../verdicts.js";
+import { namespaceClaim } from "../ownership.js";
 import type { NamespaceProfile } from "../workspace.js";
 
-/** The composition resource names of what runs code: created last (namespace-profile.ts, workloadLast). */
-export const DEVELOPER_WORKLOAD = ["workload", EVIDENCE_EXPORT_NAME];
+/**
+ * The composition resource names of what runs code: created last (namespace-profile.ts,
+ * workloadLast). The MCP gate is among them: its pod holds the MCP credential and reaches the
+ * server, so it must not start before default-deny and its own egress policy exist.
+ */
+export const DEVELOPER_WORKLOAD = ["workload", EVIDENCE_EXPORT_NAME, MCP_GATE_NAME];
 
 /** Phase and reason of current health, which is never the same thing as the outcome. */
 function health(
@@ -53,14 +61,25 @@ export const renderDeveloperWorkspace: CompositeRenderer = (observed): Verdict =
   const namespace = workspaceNamespace(spec.workspaceID);
   const namespaceNow = workspaceNamespaceLookup(required, namespace);
   const baseStatus = { namespace, profile: spec.profileRef.name };
+  const taken = namespaceClaim(namespaceNow, observed.composite, namespace);
+  if (taken) return notItsNamespace(observed, required.requirements, taken, baseStatus);
 
   const profile = resolveProfile(spec.profileRef.name, required);
   if (profile.type !== "found") return stalled(observed, required.requirements, profile, baseStatus);
 
   const runtime = profile.spec.runtimes.find((r) => r.name === spec.runtime.profile);
+  const runtimeMade = spec.capabilities.kubernetes.resources;
   const problem: Problem | undefined =
-    beyondProfile({ storage: { field: "spec.storage.size", size: spec.storage.size }, resources: { field: "spec.resources", ...spec.resources } }, profile) ??
-    (runtime === undefined ? { type: "invalid", message: `spec.runtime.profile: WorkspaceProfile "${profile.name}" offers no runtime "${spec.runtime.profile}"` } : undefined);
+    beyondProfile(
+      {
+        storage: { field: "spec.storage.size", size: spec.storage.size },
+        resources: { field: "spec.resources", ...spec.resources },
+        runtimeMade: runtimeMade && { field: "spec.capabilities.kubernetes.resources", ...runtimeMade },
+      },
+      profile,
+    ) ??
+    (runtime === undefined ? { type: "invalid", message: `spec.runtime.profile: WorkspaceProfile "${profile.name}" offers no runtime "${spec.runtime.profile}"` } : undefined) ??
+    checkoutHostProblem(spec, profile);
   if (problem) return stalled(observed, required.requirements, problem, baseStatus);
 
   // Ask for the StorageClass and every destination Service together, so that Crossplane's
@@ -96,6 +115,7 @@ export const renderDeveloperWorkspace: CompositeRenderer = (observed): Verdict =
     volume: spec.storage,
     egress: egress.egress.filter((e) => e !== registry),
     kubernetesAccess: spec.capabilities.kubernetes.access,
+    ...(runtimeMade ? { runtimeMade } : {}),
     userNamespacesRequired: profile.spec.storage.capacityEnforcement === "Runtime",
     ...(caBundles.bundles.length > 0 ? { caBundles: caBundles.bundles } : {}),
     ...(evidenceExport ? { evidence: evidenceExport } : {}),
@@ -135,6 +155,9 @@ export const renderDeveloperWorkspace: CompositeRenderer = (observed): Verdict =
     }
   }
 
+  // Until the run ends, its runtime's lease: what the runtime made goes with it.
+  if (outcome === undefined) Object.assign(objects, renderRuntimeLease(namespaceProfile));
+
   if (outcome === undefined || observedWorkload !== undefined) {
     // A Job still running its collector is not suspended: suspending it would delete its pod.
     const active = ((observedWorkload?.status as { active?: number } | undefined)?.active ?? 0) > 0;
@@ -144,7 +167,7 @@ export const renderDeveloperWorkspace: CompositeRenderer = (observed): Verdict =
     if (kept.warning) warnings.push(kept.warning);
   }
 
-  const resources = withReadiness(inCreationOrder(objects, observed.resources, required, namespaceNow, DEVELOPER_WORKLOAD), observed.resources);
+  const resources = withReadiness(inCreationOrder(observed.composite, objects, observed.resources, required, namespaceNow, DEVELOPER_WORKLOAD), observed.resources);
   // The export's progress is reported in status.evidence, not as the workspace's readiness; a
   // runtime that completed is as ready as its Job will be once the collector is done.
   if (resources[EVIDENCE_EXPORT_NAME]) resources[EVIDENCE_EXPORT_NAME].ready = true;

@@ -11,9 +11,10 @@ import { beyondProfile, resolveProfile, resolveStorageClass } from "../profile.j
 import { PROVISIONING, unready, withReadiness } from "../readiness.js";
 import { describeRequirement, RequiredResources } from "../required.js";
 import { workspaceLabels, workspaceNamespace } from "../render/labels.js";
-import { mcpServersEnv } from "../render/mcp-gate.js";
+import { MCP_GATE_NAME, mcpServersEnv } from "../render/mcp-gate.js";
 import { inCreationOrder, renderNamespaceProfile, workspaceNamespaceLookup } from "../render/namespace-profile.js";
 import { keepRunningTemplate } from "../render/running-template.js";
+import { renderRuntimeLease, runtimeLeaseEnv } from "../render/runtime-lease.js";
 import { renderSandbox } from "../render/sandbox.js";
 import { sandboxExpiredAt, sandboxStopped } from "../sandbox-status.js";
 import { RESTORE_DATA_SOURCE, renderRestoreSource, type SnapshotSource } from "../render/snapshots.js";
@@ -22,10 +23,12 @@ import type { Capabilities } from "../schema/capabilities.js";
 import { API_VERSION, executionWorkspaceSchema } from "../schema/documents.js";
 import { parseDocument } from "../schema/errors.js";
 import type { ExecutionWorkspaceClassSpec, ExecutionWorkspaceSpec } from "../schema/execution.js";
-import { quantityValue } from "../schema/quantity.js";
+import { quantityValue, sumCpu, sumMemory } from "../schema/quantity.js";
 import type { CapacityStatus, ExecutionWorkspaceStatus, WorkspaceCheckpointStatus } from "../schema/status.js";
+import { RUNTIME_ENV } from "../runtime-env.js";
 import { usageOf } from "../usage.js";
-import { fatal, stalled } from "../verdicts.js";
+import { fatal, notItsNamespace, stalled } from "../verdicts.js";
+import { namespaceClaim } from "../ownership.js";
 import type { Binding, NamespaceProfile } from "../workspace.js";
 
 const ACCESS_RANK = { none: 0, read: 1, edit: 2 } as const;
@@ -42,8 +45,11 @@ interface Grant {
   onDetach: string;
 }
 
-/** The provider's objects that run the workspace (a Sandbox, or Substrate's pool and template): created after its boundary. */
-export const RUNTIME_OBJECTS = ["runtime", "runtime-pool", "runtime-template"];
+/**
+ * What runs code (the provider's objects, a Sandbox or Substrate's pool and template, and the MCP
+ * gate, whose pod holds the MCP credential): created after the boundary.
+ */
+export const RUNTIME_OBJECTS = ["runtime", "runtime-pool", "runtime-template", MCP_GATE_NAME];
 
 const NO_CAPABILITIES: Capabilities = { mcp: [], registries: [], kubernetes: { access: "none" } };
 
@@ -79,6 +85,15 @@ function grant(spec: ExecutionWorkspaceSpec, className: string, cls: ExecutionWo
   const access = capabilities.kubernetes.access;
   if (ACCESS_RANK[access] > ACCESS_RANK[permits.kubernetesAccess]) {
     refusals.push(`spec.requests.capabilities.kubernetes.access: ${access} exceeds what ${theClass} permits (${permits.kubernetesAccess})`);
+  }
+  // What the runtime's own pods may use counts against the class's ceiling with the workspace's.
+  const runtimeMade = capabilities.kubernetes.resources;
+  for (const r of ["cpu", "memory"] as const) {
+    if (runtimeMade === undefined || quantityValue(resources[r]) > quantityValue(permits.resources.max[r])) continue;
+    const sum = r === "cpu" ? sumCpu(resources.cpu, runtimeMade.cpu) : sumMemory(resources.memory, runtimeMade.memory);
+    if (quantityValue(sum) > quantityValue(permits.resources.max[r])) {
+      refusals.push(`spec.requests.capabilities.kubernetes.resources.${r}: ${runtimeMade[r]} beside the workspace's ${resources[r]} exceeds what ${theClass} permits (max ${permits.resources.max[r]})`);
+    }
   }
   if (refusals.length > 0) return { type: "invalid", message: refusals.join("; ") };
   return { type: "granted", resources, size, capabilities, egress, onDetach };
@@ -214,6 +229,8 @@ export const renderExecutionWorkspace: CompositeRenderer = (observed): Verdict =
   const namespace = workspaceNamespace(workspaceID);
   const namespaceNow = workspaceNamespaceLookup(required, namespace);
   const baseStatus: ExecutionWorkspaceStatus = { namespace };
+  const taken = namespaceClaim(namespaceNow, observed.composite, namespace);
+  if (taken) return notItsNamespace(observed, required.requirements, taken, baseStatus);
 
   const cls = resolveClass(spec.classRef.name, required);
   if (cls.type !== "found") return stalled(observed, required.requirements, cls, baseStatus);
@@ -270,6 +287,7 @@ export const renderExecutionWorkspace: CompositeRenderer = (observed): Verdict =
     {
       storage: { field: size !== g.size ? `${from!.field} (the checkpoint's size)` : spec.requests?.storage?.size !== undefined ? "spec.requests.storage.size" : classDefault("spec.permits.storage.default"), size },
       resources: { field: spec.requests?.resources !== undefined ? "spec.requests.resources" : classDefault("spec.permits.resources.default"), ...g.resources },
+      runtimeMade: g.capabilities.kubernetes.resources && { field: "spec.requests.capabilities.kubernetes.resources", ...g.capabilities.kubernetes.resources },
     },
     profile,
   );
@@ -296,22 +314,27 @@ export const renderExecutionWorkspace: CompositeRenderer = (observed): Verdict =
     volume,
     egress: egress.egress,
     kubernetesAccess: g.capabilities.kubernetes.access,
+    ...(g.capabilities.kubernetes.resources ? { runtimeMade: g.capabilities.kubernetes.resources } : {}),
+    ...(cls.spec.provider === "agent-sandbox" && cls.spec.agentSandbox?.runtimeClassName ? { runtimeClassName: cls.spec.agentSandbox.runtimeClassName } : {}),
     userNamespacesRequired: profile.spec.storage.capacityEnforcement === "Runtime",
     ...(caBundles.bundles.length > 0 ? { caBundles: caBundles.bundles } : {}),
   };
   const objects = renderNamespaceProfile(namespaceProfile);
   if (checkpoint) Object.assign(objects, renderRestoreSource(namespaceProfile, checkpoint.source));
   const env = [
-    { name: "BERTH_WORKSPACE_ID", value: workspaceID },
-    { name: "BERTH_SESSION", value: spec.sessionRef.name },
-    { name: "BERTH_IDLE_TIMEOUT_MINUTES", value: String(cls.spec.lifecycle.idleTimeoutMinutes) },
-    { name: "BERTH_ON_DETACH", value: g.onDetach },
+    { name: RUNTIME_ENV.workspaceID, value: workspaceID },
+    { name: RUNTIME_ENV.session, value: spec.sessionRef.name },
+    { name: RUNTIME_ENV.idleTimeoutMinutes, value: String(cls.spec.lifecycle.idleTimeoutMinutes) },
+    { name: RUNTIME_ENV.onDetach, value: g.onDetach },
     ...mcpServersEnv(g.capabilities.mcp, namespaceProfile),
+    ...runtimeLeaseEnv(namespaceProfile),
   ];
   // Past its maximum lifetime the runtime goes as the class's deletionPolicy.providerResources
   // says (Delete: not rendered, so Crossplane removes it; Retain: kept, stopped), and the
   // Namespace and volume stay until the document is deleted, so no file is lost to a clock.
   const { desiredState, byRule, expired, keepRuntime } = lifecycle;
+  // While the runtime may run, its lease: what the runtime made goes with a suspend or expiry.
+  if (keepRuntime && desiredState === "Ready" && expired === undefined) Object.assign(objects, renderRuntimeLease(namespaceProfile));
   const warnings: string[] = [];
   if (!keepRuntime) {
     // Nothing of the provider's is rendered.
@@ -319,7 +342,7 @@ export const renderExecutionWorkspace: CompositeRenderer = (observed): Verdict =
     const operatingMode = desiredState === "Suspended" ? "Suspended" : "Running";
     const sandbox = renderSandbox(namespaceProfile, {
       runtime,
-      ...(cls.spec.agentSandbox?.runtimeClassName ? { runtimeClassName: cls.spec.agentSandbox.runtimeClassName } : {}),
+      ...(namespaceProfile.runtimeClassName ? { runtimeClassName: namespaceProfile.runtimeClassName } : {}),
       operatingMode,
       ...(shutdown ? { shutdownTime: shutdown } : {}),
       env,
@@ -335,7 +358,7 @@ export const renderExecutionWorkspace: CompositeRenderer = (observed): Verdict =
     Object.assign(objects, renderSubstrate(namespaceProfile, cls.spec.agentSubstrate!, runtime, env));
   }
 
-  const resources: Record<string, DesiredResource> = withReadiness(inCreationOrder(objects, observed.resources, required, namespaceNow, RUNTIME_OBJECTS), observed.resources);
+  const resources: Record<string, DesiredResource> = withReadiness(inCreationOrder(observed.composite, objects, observed.resources, required, namespaceNow, RUNTIME_OBJECTS), observed.resources);
   // A suspended sandbox is converged when it is stopped, not when it is running.
   if (resources.runtime && desiredState === "Suspended") resources.runtime.ready = sandboxStopped(observed.resources.runtime);
   const notReady = unready(resources);

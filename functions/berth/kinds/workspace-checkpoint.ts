@@ -8,6 +8,8 @@ import { API_VERSION, executionWorkspaceSchema, workspaceCheckpointSchema } from
 import { parseDocument } from "../schema/errors.js";
 import type { WorkspaceCheckpointStatus } from "../schema/status.js";
 import { fatal, stalled } from "../verdicts.js";
+import { createdBy, namespaceClaim } from "../ownership.js";
+import { workspaceNamespaceLookup } from "../render/namespace-profile.js";
 
 type SnapshotStatus = { readyToUse?: boolean; boundVolumeSnapshotContentName?: string; restoreSize?: string | number };
 
@@ -26,6 +28,27 @@ export const renderWorkspaceCheckpoint: CompositeRenderer = (observed): Verdict 
   const workspace = required.needDocument("workspace", requirement, "Workspace", executionWorkspaceSchema, "spec.workspaceRef");
   if (workspace.type !== "found") return stalled(observed, required.requirements, workspace);
 
+  // A checkpoint is of a workspace's own files, for the workspace's own creator: admission records
+  // both creators (berth-workspace-owner), and a class user may not snapshot another's volume.
+  const source = workspace.document as unknown as KubeObject;
+  const takenBy = createdBy(observed.composite);
+  const ownedBy = createdBy(source);
+  if (takenBy !== ownedBy) {
+    const who = (name: string | undefined) => name ?? "no one recorded (an operator or administrator)";
+    return stalled(observed, required.requirements, {
+      type: "refused",
+      reason: "NotTheWorkspacesCreator",
+      message: `WorkspaceCheckpoint "${metadata.name}" was created by ${who(takenBy)} and ${describeRequirement(requirement)} by ${who(ownedBy)}: only a workspace's creator checkpoints its files`,
+    });
+  }
+  // The volume snapshotted is the one in the workspace's Namespace, which must be the workspace's:
+  // an ExecutionWorkspace named like a DeveloperWorkspace's ID does not make that one's files its own.
+  const namespace = workspaceNamespace(spec.workspaceRef.name);
+  const namespaceNow = workspaceNamespaceLookup(required, namespace);
+  if (namespaceNow.state === "pending") return stalled(observed, required.requirements, { type: "fetching", reason: "WaitingForNamespace", message: `waiting for Namespace "${namespace}"` });
+  const taken = namespaceClaim(namespaceNow, source, namespace);
+  if (taken) return stalled(observed, required.requirements, taken);
+
   // Admission checks `use` on the class the checkpoint names; it must be the workspace's own.
   const className = workspace.document.spec.classRef.name;
   if (spec.classRef.name !== className) {
@@ -38,7 +61,6 @@ export const renderWorkspaceCheckpoint: CompositeRenderer = (observed): Verdict 
     return fatal(observed, required.requirements, `spec.workspaceRef: ExecutionWorkspaceClass "${workspace.document.spec.classRef.name}" of ${describeRequirement(requirement)} does not permit checkpoint`);
   }
 
-  const namespace = workspaceNamespace(spec.workspaceRef.name);
   const snapshot = renderCheckpointSnapshot({
     name: metadata.name,
     namespace,

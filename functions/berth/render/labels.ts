@@ -9,6 +9,12 @@ export const WORKSPACE_ID_LABEL = "workspaces.berth.dev/workspace-id";
  */
 export const CAPACITY_ENFORCEMENT_LABEL = "workspaces.berth.dev/capacity-enforcement";
 
+/**
+ * The RuntimeClass of the workspace's runtime, on its Namespace when it has one: admission
+ * requires the same of every pod the runtime makes (none when the Namespace names none).
+ */
+export const RUNTIME_CLASS_LABEL = "workspaces.berth.dev/runtime-class";
+
 /** A workspace's Namespace. The prefix keeps a workspace ID from ever naming a system namespace. */
 export function workspaceNamespace(workspaceID: string): string {
   return `ws-${workspaceID}`;

@@ -7,6 +7,8 @@ import { WORKSPACE_OBJECT_NAME } from "./labels.js";
 import { componentResources } from "./components.js";
 import { kube } from "./objects.js";
 
+/** The least a container may ask for: anything but nothing. */
+const MIN = { cpu: "1m", memory: "1Mi" };
 const smaller = (a: string, b: string) => (quantityValue(a) <= quantityValue(b) ? a : b);
 const larger = (a: string, b: string) => (quantityValue(a) >= quantityValue(b) ? a : b);
 
@@ -24,7 +26,10 @@ export function renderLimitRange(p: NamespaceProfile): KubeObject {
     cpu: smaller(p.profile.limits.defaultRequest.cpu, def.cpu),
     memory: smaller(p.profile.limits.defaultRequest.memory, def.memory),
   };
-  const limits: ILimitRangeItem[] = [{ type: "Container", default: def, defaultRequest, max }];
+  // A container that asks for no CPU or memory (0, not unset: unset takes the defaults) is
+  // counted as nothing by the quota and, with a limit of 0, run unbounded by the kubelet.
+  const min = { cpu: smaller(MIN.cpu, defaultRequest.cpu), memory: smaller(MIN.memory, defaultRequest.memory) };
+  const limits: ILimitRangeItem[] = [{ type: "Container", default: def, defaultRequest, max, min }];
   if (p.volume.mode === "persistent") limits.push({ type: "PersistentVolumeClaim", max: { storage: p.volume.size } });
   return kube<ILimitRange>({
     apiVersion: "v1",

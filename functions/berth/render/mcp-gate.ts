@@ -8,6 +8,7 @@ import type { GatedMcpServer, NamespaceProfile } from "../workspace.js";
 import { COMPONENT_LABEL } from "./labels.js";
 import { hardenedContainerSecurityContext, hardenedPodSpec } from "./pod-security.js";
 import { kube } from "./objects.js";
+import { RUNTIME_ENV } from "../runtime-env.js";
 
 // The MCP gate: one pod per workspace that declares MCP tools, the only pod there that reaches
 // those MCP servers. It is a separate pod, not a container beside the runtime, because a
@@ -47,7 +48,7 @@ export function mcpServersEnv(mcp: readonly { name: string; tools?: readonly str
   if (mcp.length === 0) return [];
   const gated = new Set(gatedServers(p).map((s) => s.server));
   const servers = mcp.map(({ name, tools }) => ({ name, tools: tools ?? [], ...(gated.has(name) ? { url: gatedServerUrl(name) } : {}) }));
-  return [{ name: "BERTH_MCP_SERVERS", value: JSON.stringify(servers) }];
+  return [{ name: RUNTIME_ENV.mcpServers, value: JSON.stringify(servers) }];
 }
 
 const credentialEnv = (server: string) => `BERTH_MCP_${server.toUpperCase().replace(/-/g, "_")}`;

@@ -1,4 +1,5 @@
 import type { KubeObject } from "../model.js";
+import { ownLookup } from "../ownership.js";
 import type { Lookup, RequiredResources } from "../required.js";
 import type { NamespaceProfile } from "../workspace.js";
 import { renderCaBundles } from "./evidence.js";
@@ -65,7 +66,8 @@ function namespaceExists(observed: Record<string, KubeObject>, required: Lookup)
  * Crossplane observes composed resources through the XR's resourceRefs in its cache of XRs, and
  * when that cache lags (the API server closes a watch it cannot keep fed), a reconcile sees the
  * boundary it created itself as missing and holds the workload back again, reconcile after
- * reconcile; Crossplane's caches of the composed kinds keep up.
+ * reconcile; Crossplane's caches of the composed kinds keep up. Found by name, an object counts
+ * only when this XR controls it (ownership.ts).
  */
 export function workloadLast(objects: Record<string, KubeObject>, observed: Record<string, KubeObject>, workload: readonly string[], boundary: Record<string, Lookup>): Record<string, KubeObject> {
   const exists = (name: string) => observed[name] !== undefined || boundary[name]?.state === "found";
@@ -83,6 +85,7 @@ export function workloadLast(objects: Record<string, KubeObject>, observed: Reco
  * changes twice in a workspace's life, each time costing one more call.
  */
 function boundaryLookups(
+  composite: KubeObject,
   required: RequiredResources,
   objects: Record<string, KubeObject>,
   observed: Record<string, KubeObject>,
@@ -95,22 +98,24 @@ function boundaryLookups(
   for (const [name, o] of Object.entries(objects)) {
     const namespace = o.metadata?.namespace;
     if (workload.includes(name) || namespace === undefined) continue;
-    out[name] = required.get(`boundary-${name}`, { apiVersion: o.apiVersion, kind: o.kind, name: o.metadata!.name!, namespace });
+    out[name] = ownLookup(required.get(`boundary-${name}`, { apiVersion: o.apiVersion, kind: o.kind, name: o.metadata!.name!, namespace }), composite);
   }
   return out;
 }
 
 /**
  * The order a workspace's objects are created in: its Namespace first, its workload last.
+ * `namespace` is the workspace's own (ownership.ts, namespaceClaim, is checked first).
  */
 export function inCreationOrder(
+  composite: KubeObject,
   objects: Record<string, KubeObject>,
   observed: Record<string, KubeObject>,
   required: RequiredResources,
   namespace: Lookup,
   workload: readonly string[],
 ): Record<string, KubeObject> {
-  const boundary = boundaryLookups(required, objects, observed, workload, namespaceExists(observed, namespace));
+  const boundary = boundaryLookups(composite, required, objects, observed, workload, namespaceExists(observed, namespace));
   return namespaceFirst(workloadLast(objects, observed, workload, boundary), observed, namespace);
 }
 

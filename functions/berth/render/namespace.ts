@@ -1,7 +1,7 @@
 import type { INamespace } from "kubernetes-models/v1/Namespace";
 import type { KubeObject } from "../model.js";
 import type { NamespaceProfile } from "../workspace.js";
-import { CAPACITY_ENFORCEMENT_LABEL } from "./labels.js";
+import { CAPACITY_ENFORCEMENT_LABEL, RUNTIME_CLASS_LABEL } from "./labels.js";
 import { kube } from "./objects.js";
 
 /** The workspace's own Namespace, enforcing the profile's Pod Security level. */
@@ -21,6 +21,7 @@ export function renderNamespace(p: NamespaceProfile): KubeObject {
         ...p.labels,
         ...podSecurity,
         ...(p.userNamespacesRequired ? { [CAPACITY_ENFORCEMENT_LABEL]: "Runtime" } : {}),
+        ...(p.runtimeClassName ? { [RUNTIME_CLASS_LABEL]: p.runtimeClassName } : {}),
       },
     },
   });

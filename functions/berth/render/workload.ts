@@ -11,6 +11,8 @@ import { WORKSPACE_VOLUME, workspaceVolume } from "./storage.js";
 import { caFile, caMount, caVolume, COLLECTOR_VOLUME, collectorContainer, VERIFICATION_RESULT } from "./evidence.js";
 import { gatedServers, mcpServersEnv } from "./mcp-gate.js";
 import { kube } from "./objects.js";
+import { credentialVariable, RUNTIME_ENV } from "../runtime-env.js";
+import { runtimeLeaseEnv } from "./runtime-lease.js";
 
 type Runtime = WorkspaceProfileSpec["runtimes"][number];
 type Credential = DeveloperWorkspaceSpec["credentials"][number];
@@ -21,7 +23,6 @@ function credentialEnv(c: Credential, name: string): IEnvVar {
   return { name, valueFrom: { secretKeyRef: { name: c.secretRef.name, key: c.secretRef.key } } };
 }
 
-const envName = (c: Credential) => `BERTH_${c.purpose}_${c.name}`.toUpperCase().replace(/-/g, "_");
 
 /**
  * The init container that checks out the source. It is the only container that ever
@@ -52,21 +53,21 @@ const gitCa = (spec: DeveloperWorkspaceSpec, p: NamespaceProfile) => p.caBundles
 
 function runtimeContainer(spec: DeveloperWorkspaceSpec, runtime: Runtime, p: NamespaceProfile): IContainer {
   const env: IEnvVar[] = [
-    { name: "BERTH_WORKSPACE_ID", value: spec.workspaceID },
-    { name: "BERTH_WORKSPACE_DIR", value: WORKSPACE_DIR },
+    { name: RUNTIME_ENV.workspaceID, value: spec.workspaceID },
+    { name: RUNTIME_ENV.workspaceDir, value: WORKSPACE_DIR },
     { name: "HOME", value: "/home/workspace" },
   ];
-  if (spec.model) env.push({ name: "BERTH_MODEL", value: spec.model.name });
-  if (spec.verification) env.push({ name: "BERTH_VERIFICATION_COMMAND", value: JSON.stringify(spec.verification.command) });
+  if (spec.model) env.push({ name: RUNTIME_ENV.model, value: spec.model.name });
+  if (spec.verification) env.push({ name: RUNTIME_ENV.verificationCommand, value: JSON.stringify(spec.verification.command) });
   // Where the runtime writes the verification's result, which the collector exports.
-  if (spec.verification && p.evidence) env.push({ name: "BERTH_VERIFICATION_RESULT", value: VERIFICATION_RESULT });
-  if (spec.lifecycle.idleTimeoutMinutes !== undefined) env.push({ name: "BERTH_IDLE_TIMEOUT_MINUTES", value: String(spec.lifecycle.idleTimeoutMinutes) });
-  env.push(...mcpServersEnv(spec.capabilities.mcp, p));
+  if (spec.verification && p.evidence) env.push({ name: RUNTIME_ENV.verificationResult, value: VERIFICATION_RESULT });
+  if (spec.lifecycle.idleTimeoutMinutes !== undefined) env.push({ name: RUNTIME_ENV.idleTimeoutMinutes, value: String(spec.lifecycle.idleTimeoutMinutes) });
+  env.push(...mcpServersEnv(spec.capabilities.mcp, p), ...runtimeLeaseEnv(p));
   // A gated server is reached at the gate, whose credential for it the runtime never sees.
   const gated = new Set(gatedServers(p).map((s) => s.server));
   for (const c of spec.credentials) {
     if (c.purpose === "git" || c.purpose === "evidence" || (c.purpose === "mcp" && gated.has(c.name))) continue;
-    env.push(credentialEnv(c, envName(c)));
+    env.push(credentialEnv(c, credentialVariable(c.purpose, c.name)));
   }
   return {
     name: "runtime",

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { capabilitiesSchema } from "./capabilities.js";
 import { dnsLabel, objectRef, text, workspaceID } from "./fields.js";
 import { positiveQuantity } from "./quantity.js";
+import { credentialVariable, RUNTIME_VARIABLES } from "../runtime-env.js";
 
 
 
@@ -108,6 +109,10 @@ export const developerWorkspaceSpecSchema = z
     spec.credentials.forEach((c, i) => {
       if (names.has(c.name)) ctx.addIssue({ code: "custom", path: ["credentials", i, "name"], message: `duplicate credential name "${c.name}"` });
       names.add(c.name);
+      const variable = credentialVariable(c.purpose, c.name);
+      if (RUNTIME_VARIABLES.includes(variable)) {
+        ctx.addIssue({ code: "custom", path: ["credentials", i, "name"], message: `"${c.name}" would set ${variable} in the runtime, a variable Berth sets itself; choose another name` });
+      }
     });
   })
   .meta({

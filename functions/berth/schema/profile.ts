@@ -23,6 +23,13 @@ export const destinationSchema = z
       .strictObject({ namespace: dnsLabel(63), name: dnsLabel(63) })
       .optional()
       .describe("An in-cluster Service: egress is allowed to its pods on its target ports."),
+    hosts: z
+      .array(dnsSubdomain)
+      .max(16)
+      .optional()
+      .describe(
+        "The host names this destination answers for. A DeveloperWorkspace with a git credential checks out only from a host of its git destination, since the checkout presents the credential to it (a Service destination answers for <name>.<namespace>.svc and <name>.<namespace>.svc.cluster.local without listing them).",
+      ),
     mcp: z
       .strictObject({
         scheme: z.enum(["http", "https"]).default("http"),

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -157,12 +158,25 @@ type httpAnswer struct {
 // get performs a GET and reads the body; keep bounds how much of it is
 // returned in full (the printed body is always cut to maxHTTPBody).
 func get(ctx context.Context, client *http.Client, target, token string, keep ...int64) (httpAnswer, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	return call(ctx, client, http.MethodGet, target, token, nil, "", keep...)
+}
+
+// call sends one request with an optional body (of contentType) and reads
+// the answer as get does.
+func call(ctx context.Context, client *http.Client, method, target, token string, body []byte, contentType string, keep ...int64) (httpAnswer, error) {
+	var reader io.Reader
+	if body != nil {
+		reader = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, target, reader)
 	if err != nil {
 		return httpAnswer{}, err
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", contentType)
 	}
 	req.Header.Set("User-Agent", "berth-workspace-probe")
 	resp, err := client.Do(req)

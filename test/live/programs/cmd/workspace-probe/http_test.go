@@ -115,6 +115,21 @@ func fakeAPIServer(t *testing.T) *httptest.Server {
 		}
 		fmt.Fprint(w, `{"kind":"PodList","items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b"}}]}`)
 	})
+	mux.HandleFunc("/api/v1/namespaces/berth/pods/made", func(w http.ResponseWriter, r *http.Request) {
+		// What a runtime granted edit sends: the method, the content type and the body arrive.
+		body, _ := io.ReadAll(r.Body)
+		switch {
+		case r.Method == http.MethodDelete:
+			fmt.Fprint(w, `{"kind":"Status","status":"Success"}`)
+		case r.Method == http.MethodPatch && r.Header.Get("Content-Type") == "application/merge-patch+json":
+			fmt.Fprintf(w, `{"kind":"Pod","metadata":{"name":"made","uid":"u-1","annotations":%s}}`, body)
+		default:
+			http.Error(w, "unexpected "+r.Method, http.StatusBadRequest)
+		}
+	})
+	mux.HandleFunc("/api/v1/namespaces/berth/pods/made/log", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, "hello from the pod\n")
+	})
 	mux.HandleFunc("/api/v1/namespaces/berth", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprint(w, `{"kind":"Namespace","metadata":{"name":"berth"}}`)
 	})
@@ -173,6 +188,23 @@ func TestKube(t *testing.T) {
 	wantCode(t, code, exitOK, v)
 	if v["items"] != nil || v["names"] != nil || v["name"] != "berth" {
 		t.Fatalf("single object: %v", v)
+	}
+
+	v, code = probe(t, "kube", "/api/v1/namespaces/berth/pods/made", "--method", "patch", "--body", `{"a":"b"}`)
+	wantCode(t, code, exitOK, v)
+	if v["method"] != "PATCH" || v["name"] != "made" || v["uid"] != "u-1" {
+		t.Fatalf("patch: %v", v)
+	}
+	v, code = probe(t, "kube", "/api/v1/namespaces/berth/pods/made", "--method", "DELETE")
+	wantCode(t, code, exitOK, v)
+	v, code = probe(t, "kube", "/api/v1/namespaces/berth/pods/made/log")
+	wantCode(t, code, exitOK, v)
+	if v["text"] != "hello from the pod\n" {
+		t.Fatalf("log: %v", v)
+	}
+	for _, bad := range [][]string{{"--method", "TRACE"}, {"--body", "{}"}, {"--method", "POST", "--body", "not json"}} {
+		v, code = probe(t, append([]string{"kube", "/api/v1/namespaces/berth/pods"}, bad...)...)
+		wantCode(t, code, exitUsage, v)
 	}
 
 	v, code = probe(t, "kube", "/api/v1/secrets")

@@ -43,7 +43,7 @@ var commands = map[string]command{
 	"dns":          {"dns NAME [--timeout DURATION]", cmdDNS},
 	"http":         {"http URL [--bearer-file PATH] [--ca-file PATH] [--timeout DURATION]", cmdHTTP},
 	"mcp":          {"mcp URL --script JSON [--timeout DURATION]", cmdMCP},
-	"kube":         {"kube GET-PATH [--timeout DURATION]", cmdKube},
+	"kube":         {"kube PATH [--method GET|POST|PUT|PATCH|DELETE] [--body JSON] [--timeout DURATION]", cmdKube},
 	"write":        {"write PATH SIZE", cmdWrite},
 	"write-text":   {"write-text PATH TEXT", cmdWriteText},
 	"read":         {"read PATH", cmdRead},
