@@ -12,7 +12,7 @@
 // no rule passes by denying everything. Creates are dry runs (?dryRun=All): they pass through
 // authorization and every admission policy but store nothing, so no workspace is rendered.
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { classPermitsInEffect, Cluster, condition, type Identity, load, loadOne, type Obj, waitFor } from "./setup.js";
+import { can as canDo, classPermitsInEffect, Cluster, clusterRoleBinding, condition, type Identity, load, loadOne, type Obj, waitFor } from "./setup.js";
 
 const c = new Cluster(inject("kubeconfig"));
 const API = "workspaces.berth.dev/v1alpha1";
@@ -29,13 +29,7 @@ const CLASS_USER: Identity = { user: "carl-class-user", groups: ["system:authent
 const RESTORER: Identity = { user: "rita-restorer", groups: ["system:authenticated"] }; // use on sandbox-session and on adm-checkpoint
 const POD_USER: Identity = { user: "pete-pods", groups: ["system:authenticated"] };
 
-const clusterBinding = (name: string, role: string, user: string): Obj => ({
-  apiVersion: RBAC,
-  kind: "ClusterRoleBinding",
-  metadata: { name, labels: LABEL },
-  roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role },
-  subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: user }],
-});
+const clusterBinding = (name: string, role: string, user: string): Obj => clusterRoleBinding(name, role, { user }, LABEL);
 
 const RBAC_OBJECTS: Obj[] = [
   clusterBinding("adm-operator", "berth-operator", OPERATOR.user),
@@ -141,14 +135,7 @@ async function expectAllowed(obj: Obj, as: Identity): Promise<void> {
 }
 
 /** The API server's authorizer answer for one access (so a denial can be shown not to be RBAC's). */
-async function can(as: Identity, attrs: Record<string, string>): Promise<boolean> {
-  const res = await c.request("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", {
-    apiVersion: "authorization.k8s.io/v1",
-    kind: "SubjectAccessReview",
-    spec: { user: as.user, groups: as.groups, resourceAttributes: attrs },
-  });
-  return res.body?.status?.allowed === true;
-}
+const can = (as: Identity, attrs: Record<string, string>) => canDo(c, as, attrs);
 
 describe("admission policies, as non-admin users", () => {
   beforeAll(async () => {

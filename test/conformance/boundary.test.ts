@@ -9,7 +9,7 @@
 // (?dryRun=All: authorization and every admission policy, nothing stored); the workspaces whose
 // rendering is the question are created for real and rendered by Crossplane and Berth's function.
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { applyExampleCluster, applyExampleProfileAndClass, classPermitsInEffect, Cluster, condition, type Identity, loadOne, type Obj, type RawResponse, waitFor } from "./setup.js";
+import { applyExampleCluster, applyExampleProfileAndClass, can as canDo, classPermitsInEffect, Cluster, clusterRoleBinding, condition, type Identity, loadOne, type Obj, type RawResponse, waitFor } from "./setup.js";
 
 const c = new Cluster(inject("kubeconfig"));
 const API = "workspaces.berth.dev/v1alpha1";
@@ -35,13 +35,7 @@ const LEASE = "runtime-lease";
 /** A RuntimeClass that exists (the API server refuses a pod naming one that does not before any policy runs), and is not the workspace's. */
 const RUNTIME_CLASS = "bnd-other-runtime";
 
-const clusterBinding = (name: string, role: string, who: Identity): Obj => ({
-  apiVersion: RBAC,
-  kind: "ClusterRoleBinding",
-  metadata: { name, labels: LABEL },
-  roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role },
-  subjects: [who.user.startsWith("system:serviceaccount:") ? { kind: "ServiceAccount", name: who.user.split(":")[3]!, namespace: who.user.split(":")[2]! } : { apiGroup: "rbac.authorization.k8s.io", kind: "User", name: who.user }],
-});
+const clusterBinding = (name: string, role: string, who: Identity): Obj => clusterRoleBinding(name, role, who, LABEL);
 const RBAC_OBJECTS: Obj[] = [
   clusterBinding("bnd-operator", "berth-operator", OPERATOR),
   clusterBinding("bnd-provider", "berth-operator", PROVIDER),
@@ -89,14 +83,7 @@ const dryRun = (method: string, path: string, body: unknown, as: Identity, conte
 const mergePatch = (path: string, patch: unknown, as: Identity) => dryRun("PATCH", path, patch, as, "application/merge-patch+json");
 
 /** The API server's authorizer answer (so a refusal is shown to be the policy's, or RBAC's where that is the boundary). */
-async function can(as: Identity, attrs: Record<string, string>): Promise<boolean> {
-  const res = await c.request("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", {
-    apiVersion: "authorization.k8s.io/v1",
-    kind: "SubjectAccessReview",
-    spec: { user: as.user, groups: as.groups, resourceAttributes: attrs },
-  });
-  return res.body?.status?.allowed === true;
-}
+const can = (as: Identity, attrs: Record<string, string>) => canDo(c, as, attrs);
 
 /** What an XR controls in a namespace, by uid: the objects whose controller reference is it. */
 async function controlledIn(namespace: string, uid: string): Promise<string[]> {

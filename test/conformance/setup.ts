@@ -269,6 +269,29 @@ export class Cluster {
   }
 }
 
+/** The API server's authorizer answer for one access by `as` (so a denial can be shown to be a policy's, or RBAC's). */
+export async function can(c: Cluster, as: Identity, attrs: Record<string, string>): Promise<boolean> {
+  const res = await c.request("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", {
+    apiVersion: "authorization.k8s.io/v1",
+    kind: "SubjectAccessReview",
+    spec: { user: as.user, groups: as.groups, resourceAttributes: attrs },
+  });
+  return res.body?.status?.allowed === true;
+}
+
+/** A ClusterRoleBinding of `role` to a user, or to a ServiceAccount when `who` is one (`system:serviceaccount:<ns>:<name>`). */
+export function clusterRoleBinding(name: string, role: string, who: Identity, labels: Record<string, string>): Obj {
+  const [, , namespace, account] = who.user.split(":");
+  const subject = who.user.startsWith("system:serviceaccount:") ? { kind: "ServiceAccount", name: account, namespace } : { apiGroup: "rbac.authorization.k8s.io", kind: "User", name: who.user };
+  return {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRoleBinding",
+    metadata: { name, labels },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role },
+    subjects: [subject],
+  };
+}
+
 export { subsetDiff } from "../../functions/berth/subset.js";
 
 /** The parts of a rendered object that the live one must carry: everything but metadata other than labels, and status. */

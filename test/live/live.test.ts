@@ -599,10 +599,13 @@ describe("kubernetes access read", () => {
 describe("kubernetes access edit: what the session's runtime makes, with its own token", () => {
   it("a pod of its making that names the git Secret of its Namespace is refused, so its log can never hand the runtime the token; so are one that asks for nothing and one it does not own", async () => {
     const lease = await sessionLease();
-    const leak = runtimeMadePod(SESSION.ns, "leak", lease, ["say-and-exit", "0", "$(T)"], (p) => (p.spec.containers[0].env = [{ name: "T", valueFrom: { secretKeyRef: { name: "git-token", key: "token" } } }]));
-    const r = await asSessionRuntime(sessionPods, "POST", leak);
-    if (r.out.status === 201) {
-      // The finding as 539ceab had it: admitted, run by the kubelet, and its log is the token.
+    const secretEnv = (p: any) => (p.spec.containers[0].env = [{ name: "T", valueFrom: { secretKeyRef: { name: "git-token", key: "token" } } }]);
+    const zero = (p: any) => (p.spec.containers[0].resources = { requests: { cpu: "0", memory: "0" }, limits: { cpu: "0", memory: "0" } });
+    // The attack as 539ceab let it through: a pod that asks for nothing (the quota counts it as
+    // nothing, and the runtime's own pod takes the whole budget) and prints the Secret. Admitted,
+    // run by the kubelet, its log read back with the runtime's own token.
+    const leak = await asSessionRuntime(sessionPods, "POST", runtimeMadePod(SESSION.ns, "leak", lease, ["say-and-exit", "0", "$(T)"], (p) => (secretEnv(p), zero(p))));
+    if (leak.out.status === 201) {
       const log = await waitFor("the admitted pod's log", async () => {
         const l = await asSessionRuntime(`${sessionPods}/leak/log`);
         return l.out.status === 200 && l.out.text !== "" && (l.out.text as string);
@@ -610,15 +613,15 @@ describe("kubernetes access edit: what the session's runtime makes, with its own
       await live.cluster.delete("v1", "Pod", "leak", SESSION.ns);
       throw new Error(`the runtime's pod naming the git Secret was admitted; its log, read with the runtime's own token, ${log.includes(gitToken) ? "is the git token" : `says ${JSON.stringify(log)}`}`);
     }
+    expect(leak.out.status, `a pod asking for nothing, which the quota counts as nothing and the kubelet runs unbounded: ${leak.raw}`).toBe(403);
+    expect(leak.out.error, leak.raw).toContain("minimum cpu usage per Container is 1m");
+
+    // The same within the workspace's budget for its runtime's pods: refused by the policy.
+    const r = await asSessionRuntime(sessionPods, "POST", runtimeMadePod(SESSION.ns, "leak", lease, ["say-and-exit", "0", "$(T)"], secretEnv));
     refused(r, "the runtime making a pod that names the git Secret");
     expect(r.out.status, r.raw).toBe(403);
     expect(r.out.error, r.raw).toContain("ValidatingAdmissionPolicy 'berth-workspace-runtime'");
     expect(r.out.error, r.raw).toContain("may not reference a Secret");
-
-    const zero = runtimeMadePod(SESSION.ns, "zero", lease, ["listen", "8081"], (p) => (p.spec.containers[0].resources = { requests: { cpu: "0", memory: "0" }, limits: { cpu: "0", memory: "0" } }));
-    const z = await asSessionRuntime(sessionPods, "POST", zero);
-    expect(z.out.status, `a pod asking for no CPU and memory, which the quota counts as nothing and the kubelet runs unbounded: ${z.raw}`).toBe(403);
-    expect(z.out.error, z.raw).toContain("minimum cpu usage per Container is 1m");
 
     const unowned = await asSessionRuntime(sessionPods, "POST", runtimeMadePod(SESSION.ns, "unowned", undefined, ["listen", "8081"]));
     expect(unowned.out.status, `a pod the lease does not own, which would outlive a suspend: ${unowned.raw}`).toBe(403);
@@ -634,7 +637,7 @@ describe("kubernetes access edit: what the session's runtime makes, with its own
     });
     const log = await asSessionRuntime(`${sessionPods}/made/log`);
     allowed(log, "the runtime reading its pod's log");
-    expect(log.out.text).toBe("made by the runtime\n");
+    expect(log.out.text).toBe("made by the runtime");
     allowed(await asSessionRuntime(`${sessionPods}/made`, "DELETE"), "the runtime deleting its pod");
     await waitFor("the runtime's pod gone", async () => (await pod(SESSION.ns, "made")) === undefined, 60_000);
   });

@@ -235,6 +235,26 @@ describe("finding 7: smaller holes", () => {
   });
 });
 
+describe("finding 7, DNS: cluster DNS forwards any name upstream (out of scope by default); a profile can point workspaces at a resolver that does not", () => {
+  const withResolver = edited(PROFILE, (p: any) => (p.spec.dns = { namespace: "kube-system", podSelector: { "k8s-app": "workspace-dns" }, nameservers: ["10.96.0.53"] }));
+  const podSpecs = (objects: Record<string, KubeObject>) =>
+    Object.values(objects).flatMap((o: any) => (o.kind === "Job" || o.kind === "Deployment" ? [o.spec.template.spec] : o.kind === "Sandbox" ? [o.spec.podTemplate.spec] : []));
+
+  it("with nameservers, every pod Berth renders asks that resolver alone, with the search path ClusterFirst gives, and DNS egress reaches its pods only", () => {
+    const objects = renderObjects(PERSISTENT, { ...ALL_REQUIRED, profile: [withResolver] });
+    const specs = podSpecs(objects);
+    expect(specs.length, "the Job and the MCP gate").toBe(2);
+    for (const spec of specs) {
+      expect(spec.dnsPolicy).toBe("None");
+      expect(spec.dnsConfig).toEqual({ nameservers: ["10.96.0.53"], searches: ["ws-alice-payments.svc.cluster.local", "svc.cluster.local", "cluster.local"], options: [{ name: "ndots", value: "5" }] });
+    }
+    expect((objects["network-policy-dns"]!.spec as any).egress[0].to).toEqual([{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "kube-system" } }, podSelector: { matchLabels: { "k8s-app": "workspace-dns" } } }]);
+  });
+  it("control: without, pods use the cluster's DNS as Kubernetes gives it", () => {
+    for (const spec of podSpecs(renderObjects(PERSISTENT))) expect([spec.dnsPolicy, spec.dnsConfig]).toEqual([undefined, undefined]);
+  });
+});
+
 describe("finding 2: what a runtime granted edit makes lives no longer than its run", () => {
   const withEdit = (w: KubeObject) =>
     edited(w, (x: any) => {
@@ -258,6 +278,7 @@ describe("finding 2: what a runtime granted edit makes lives no longer than its 
   it("once the run has ended, the lease is no longer rendered (Crossplane deletes it, and the garbage collector everything it owns)", () => {
     const workspace = withEdit(REVIEW);
     const objects = renderObjects(workspace);
+    expect(objects[RUNTIME_LEASE.resource], "the lease while the run goes on").toBeDefined();
     const finished = { ...objects, workload: { ...objects.workload!, status: { succeeded: 1, completionTime: "2026-12-07T10:00:00Z", conditions: [{ type: "Complete", status: "True" }] } } };
     const after = desiredOf(runFunction(request(workspace, { required: ALL_REQUIRED, observed: finished })));
     expect(after.workload, "the Job is kept").toBeDefined();

@@ -9,7 +9,7 @@ import { WORKSPACE_OBJECT_NAME } from "./labels.js";
 /** Pod-level hardening every workspace pod gets, whatever runs in it. */
 export function hardenedPodSpec(
   p: NamespaceProfile,
-): Pick<IPodSpec, "serviceAccountName" | "automountServiceAccountToken" | "enableServiceLinks" | "hostUsers" | "securityContext"> {
+): Pick<IPodSpec, "serviceAccountName" | "automountServiceAccountToken" | "enableServiceLinks" | "hostUsers" | "securityContext" | "dnsPolicy" | "dnsConfig"> {
   const securityContext: IPodSecurityContext = {
     runAsNonRoot: true,
     runAsUser: p.profile.user.uid,
@@ -23,6 +23,21 @@ export function hardenedPodSpec(
     enableServiceLinks: false,
     ...(p.userNamespacesRequired ? { hostUsers: false } : {}),
     securityContext,
+    ...workspaceDns(p),
+  };
+}
+
+/**
+ * The profile's own resolver, when it names one: the pod asks it alone (dnsPolicy None), with the
+ * search path ClusterFirst would give it. Without one the pod uses cluster DNS, which forwards
+ * any name upstream (docs/security.md, "What stays out of scope").
+ */
+function workspaceDns(p: NamespaceProfile): Pick<IPodSpec, "dnsPolicy" | "dnsConfig"> {
+  const { nameservers, clusterDomain = "cluster.local" } = p.profile.dns;
+  if (nameservers === undefined) return {};
+  return {
+    dnsPolicy: "None",
+    dnsConfig: { nameservers: [...nameservers], searches: [`${p.namespace}.svc.${clusterDomain}`, `svc.${clusterDomain}`, clusterDomain], options: [{ name: "ndots", value: "5" }] },
   };
 }
 

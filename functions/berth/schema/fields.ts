@@ -45,14 +45,19 @@ export const image = z
   .max(512)
   .regex(/^[a-z0-9]+([._\-/:][a-z0-9]+)*(:[\w][\w.-]{0,127})?(@sha256:[a-f0-9]{64})?$/, "must be an image reference such as registry.example/agent:1.2.3 or …@sha256:<digest>");
 
-const cidrBlock = z.union([z.cidrv4(), z.cidrv6()]);
+/** A string zod checks with `schema` and the API server with the CEL `rule`, each saying `message`. */
+const checkedBoth = (max: number, schema: z.ZodType, rule: string, message: string) =>
+  z
+    .string()
+    .max(max)
+    .refine((value) => schema.safeParse(value).success, message)
+    .meta({ "x-kubernetes-validations": [{ rule, message }] });
 
 /** A CIDR block (IPv4 or IPv6); the API server checks it with CEL's isCIDR. */
-export const cidr = z
-  .string()
-  .max(49)
-  .refine((value) => cidrBlock.safeParse(value).success, "must be a CIDR block such as 10.0.0.0/24")
-  .meta({ "x-kubernetes-validations": [{ rule: "isCIDR(self)", message: "must be a CIDR block such as 10.0.0.0/24" }] });
+export const cidr = checkedBoth(49, z.union([z.cidrv4(), z.cidrv6()]), "isCIDR(self)", "must be a CIDR block such as 10.0.0.0/24");
+
+/** An IP address (IPv4 or IPv6); the API server checks it with CEL's isIP. */
+export const ip = checkedBoth(45, z.union([z.ipv4(), z.ipv6()]), "isIP(self)", "must be an IP address such as 10.96.0.53");
 
 /** A TCP or UDP port. */
 export const port = z.int().min(1).max(65535);

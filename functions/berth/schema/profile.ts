@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { cidr, dnsLabel, dnsSubdomain, image, port, protocol, text } from "./fields.js";
+import { cidr, dnsLabel, dnsSubdomain, image, ip, port, protocol, text } from "./fields.js";
 import { positiveQuantity } from "./quantity.js";
 
 /**
@@ -154,9 +154,18 @@ export const workspaceProfileSpecSchema = z.strictObject({
     .strictObject({
       namespace: dnsLabel(63).default("kube-system"),
       podSelector: z.record(z.string().max(63), z.string().max(63)).default({ "k8s-app": "kube-dns" }),
+      nameservers: z
+        .array(ip)
+        .min(1)
+        .max(3)
+        .optional()
+        .describe(
+          "The resolver workspace pods ask instead of the cluster's DNS (their dnsPolicy becomes None). Cluster DNS forwards any name upstream, so a name a workspace looks up can carry data out; point workspaces at a resolver that answers the cluster's names and the reviewed hosts only, and select its pods with podSelector.",
+        ),
+      clusterDomain: dnsSubdomain.optional().describe("The cluster's DNS domain, for the search path of pods that use nameservers (cluster.local unless set)."),
     })
     .prefault({})
-    .describe("Where cluster DNS runs; the only egress every workspace has."),
+    .describe("Where the DNS workspaces use runs; the only egress every workspace has."),
   limits: z.strictObject({
     defaultRequest: resourceList,
     default: resourceList,

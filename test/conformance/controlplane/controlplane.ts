@@ -382,6 +382,9 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
             // logs and exec reach the kubelet as a client the kubelet's webhook authorizes
             `--kubelet-client-certificate=${join(pkiDir, "apiserver-kubelet-client.crt")}`,
             `--kubelet-client-key=${join(pkiDir, "apiserver-kubelet-client.key")}`,
+            // The node's name is no host name the API server can resolve: reach the kubelet
+            // (pods/log, exec) at the address it registers, its --node-ip.
+            "--kubelet-preferred-address-types=InternalIP,Hostname",
           ]
         : ["--authorization-mode=RBAC"]),
       "--service-cluster-ip-range=10.0.0.0/24",
