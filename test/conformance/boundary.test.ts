@@ -138,6 +138,7 @@ describe("issue 44: the boundary against the people it bounds, on a real API ser
       ["DeveloperWorkspace", `${EDIT.id}-xr`],
       ["DeveloperWorkspace", "bnd-gated-xr"],
       ["DeveloperWorkspace", "bnd-servers-xr"],
+      ["DeveloperWorkspace", "bnd-host-xr"],
       ["DeveloperWorkspace", "bnd-headless-xr"],
       ["WorkspaceProfile", "bnd-headless"],
     ] as const) await c.delete(API, kind, name).catch(() => undefined);
@@ -379,7 +380,11 @@ describe("issue 44: the boundary against the people it bounds, on a real API ser
       // The run's pod, as the Job controller labels it (the local control plane runs no Job controller: the test stands in).
       const runPod = pod("bnd-run-pod", () => {}, { ownerReferences: undefined, labels: { "batch.kubernetes.io/job-name": "workspace", "job-name": "workspace" } });
       await c.apply(runPod);
-      await refusedBy(mergePatch(`${podsPath}/bnd-run-pod`, { metadata: { labels: { "batch.kubernetes.io/job-name": null, "job-name": null } } }, RUNTIME), "berth-workspace-runtime", "only what it made", "the runtime stripping the run's pod of its Job's label");
+      // Two policies refuse this one (the pod was the Job's, and is not the runtime's); the API
+      // server names whichever it evaluated first.
+      const strip = await mergePatch(`${podsPath}/bnd-run-pod`, { metadata: { labels: { "batch.kubernetes.io/job-name": null, "job-name": null } } }, RUNTIME);
+      expect(strip.status, `the runtime stripping the run's pod of its Job's label should be refused: ${strip.text}`).toBe(403);
+      expect(strip.body.message).toMatch(/ValidatingAdmissionPolicy '(berth-workspace-runtime|berth-evidence-pods)'.*(only what it made|only the Job controller makes a pod of the workspace)/);
       await refusedBy(dryRun("DELETE", `${podsPath}/bnd-run-pod`, undefined, RUNTIME), "berth-workspace-runtime", "only what it made", "the runtime deleting the run's pod");
       await refusedBy(dryRun("DELETE", `/api/v1/namespaces/${EDIT.ns}/configmaps/${LEASE}`, undefined, RUNTIME), "berth-workspace-runtime", "only what it made", "the runtime deleting its lease");
       await c.delete("v1", "Pod", "bnd-run-pod", EDIT.ns);
@@ -431,6 +436,11 @@ describe("issue 44: the boundary against the people it bounds, on a real API ser
         s.capabilities.registries = [{ destination: "headless" }];
       }));
       await refusedWith("bnd-headless-xr", 'Service "mcp/bnd-headless" has no ports, and an egress rule without ports allows every port');
+    });
+
+    it("a git credential for a repository on a host the profile does not review for the git destination is refused", async () => {
+      await c.apply(developerWorkspace("bnd-host", (s) => (s.source.repository = "https://gateway.ai-gateway.svc/example/payments.git")));
+      await refusedWith("bnd-host-xr", 'spec.source.repository: host "gateway.ai-gateway.svc" is not a host WorkspaceProfile "standard" reviews for destination "github"');
     });
 
     it("a credential named servers, which would set BERTH_MCP_SERVERS in the runtime, is refused, naming the field", async () => {
