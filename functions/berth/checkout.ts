@@ -6,7 +6,7 @@ import type { Destination } from "./schema/profile.js";
  * The names a reviewed destination answers for: those the profile lists, and for an in-cluster
  * Service the names cluster DNS gives it.
  */
-export function destinationHosts(d: Destination): string[] {
+function destinationHosts(d: Destination): string[] {
   const service = d.service ? [`${d.service.name}.${d.service.namespace}.svc`, `${d.service.name}.${d.service.namespace}.svc.cluster.local`] : [];
   return [...(d.hosts ?? []), ...service].map((h) => h.toLowerCase());
 }

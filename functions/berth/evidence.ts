@@ -8,6 +8,7 @@ import { collectorUrl, JOB_NAME_LABEL } from "./render/evidence.js";
 import type { EvidenceStatus } from "./schema/status.js";
 import type { WorkspaceProfileSpec } from "./schema/profile.js";
 import type { CaBundle, Egress, EvidenceExport } from "./workspace.js";
+import { controllerOf } from "./ownership.js";
 
 /** The annotation an operator sets, with the reason, to give up a workspace's evidence export. */
 export const EVIDENCE_WAIVED_ANNOTATION = "workspaces.berth.dev/evidence-waived";
@@ -136,8 +137,7 @@ export function collectorFor(exportJob: KubeObject | undefined, pod: KubeObject 
 export function jobPods(job: KubeObject | undefined, pods: readonly KubeObject[] | undefined): KubeObject[] {
   const uid = job?.metadata?.uid;
   if (uid === undefined) return [];
-  const owners = (p: KubeObject) => (p.metadata?.ownerReferences ?? []) as { uid?: string; controller?: boolean }[];
-  return (pods ?? []).filter((p) => owners(p).some((o) => o.uid === uid && o.controller === true));
+  return (pods ?? []).filter((p) => controllerOf(p)?.uid === uid);
 }
 
 const VERIFICATION_OUTPUT = 1024;

@@ -3,7 +3,7 @@ import type { Problem } from "./problems.js";
 import type { RequiredResources } from "./required.js";
 import { API_VERSION, workspaceProfileSchema } from "./schema/documents.js";
 import type { WorkspaceProfileSpec } from "./schema/profile.js";
-import { quantityValue, sumCpu, sumMemory } from "./schema/quantity.js";
+import { quantityValue, sumOf } from "./schema/quantity.js";
 
 export interface ResolvedProfile {
   type: "found";
@@ -30,8 +30,6 @@ export interface Asked {
   runtimeMade?: { field: string; cpu: string; memory: string } | undefined;
 }
 
-const SUM = { cpu: sumCpu, memory: sumMemory } as const;
-
 /**
  * Anything a workspace is to get beyond its profile's ceilings (the volume's maxSize, the
  * containers' limits.max) is refused: the profile is what the platform team agreed to, and a
@@ -44,7 +42,7 @@ export function beyondProfile(asked: Asked, profile: ResolvedProfile): Problem |
   if (exceeds(asked.storage.size, storage.maxSize)) over.push(`${asked.storage.field}: ${asked.storage.size} exceeds the maxSize ${storage.maxSize}`);
   for (const r of ["cpu", "memory"] as const) {
     if (exceeds(asked.resources[r], limits.max[r])) over.push(`${asked.resources.field}.${r}: ${asked.resources[r]} exceeds the max ${limits.max[r]}`);
-    else if (asked.runtimeMade && exceeds(SUM[r](asked.resources[r], asked.runtimeMade[r]), limits.max[r])) {
+    else if (asked.runtimeMade && exceeds(sumOf(r, asked.resources[r], asked.runtimeMade[r]), limits.max[r])) {
       over.push(`${asked.runtimeMade.field}.${r}: ${asked.runtimeMade[r]} beside ${asked.resources.field}.${r} ${asked.resources[r]} exceeds the max ${limits.max[r]}`);
     }
   }

@@ -62,10 +62,10 @@ interface ProbeResult {
 }
 
 const DEV = { id: "live-dev", ns: "ws-live-dev" };
-/** The session's workspace: its runtime is granted edit (issue 44: what it makes is proven below). */
-const sessionDocument = (desiredState: "Ready" | "Suspended") => executionWorkspace("live-session", desiredState, "100m", { edit: true });
 const KUBE = { id: "live-kube", ns: "ws-live-kube" };
 const SESSION = { name: "live-session", ns: "ws-live-session" };
+/** The session's workspace: its runtime is granted edit (issue 44: what it makes is proven below). */
+const sessionDocument = (desiredState: "Ready" | "Suspended") => executionWorkspace(SESSION.name, desiredState, "100m", { edit: true });
 const control: Where = { ns: CONTROL_NS, pod: "control", container: "probe" };
 
 let live: LiveCluster;

@@ -23,7 +23,7 @@ import type { Capabilities } from "../schema/capabilities.js";
 import { API_VERSION, executionWorkspaceSchema } from "../schema/documents.js";
 import { parseDocument } from "../schema/errors.js";
 import type { ExecutionWorkspaceClassSpec, ExecutionWorkspaceSpec } from "../schema/execution.js";
-import { quantityValue, sumCpu, sumMemory } from "../schema/quantity.js";
+import { quantityValue, sumOf } from "../schema/quantity.js";
 import type { CapacityStatus, ExecutionWorkspaceStatus, WorkspaceCheckpointStatus } from "../schema/status.js";
 import { RUNTIME_ENV } from "../runtime-env.js";
 import { usageOf } from "../usage.js";
@@ -90,8 +90,7 @@ function grant(spec: ExecutionWorkspaceSpec, className: string, cls: ExecutionWo
   const runtimeMade = capabilities.kubernetes.resources;
   for (const r of ["cpu", "memory"] as const) {
     if (runtimeMade === undefined || quantityValue(resources[r]) > quantityValue(permits.resources.max[r])) continue;
-    const sum = r === "cpu" ? sumCpu(resources.cpu, runtimeMade.cpu) : sumMemory(resources.memory, runtimeMade.memory);
-    if (quantityValue(sum) > quantityValue(permits.resources.max[r])) {
+    if (quantityValue(sumOf(r, resources[r], runtimeMade[r])) > quantityValue(permits.resources.max[r])) {
       refusals.push(`spec.requests.capabilities.kubernetes.resources.${r}: ${runtimeMade[r]} beside the workspace's ${resources[r]} exceeds what ${theClass} permits (max ${permits.resources.max[r]})`);
     }
   }

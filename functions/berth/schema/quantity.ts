@@ -42,6 +42,11 @@ export function sumMemory(...quantities: string[]): string {
   return bytes % 2 ** 20 === 0 ? `${bytes / 2 ** 20}Mi` : String(bytes);
 }
 
+/** The sum of quantities of one resource, CPU or memory, exact as above. */
+export function sumOf(resource: "cpu" | "memory", ...quantities: string[]): string {
+  return resource === "cpu" ? sumCpu(...quantities) : sumMemory(...quantities);
+}
+
 /**
  * A Kubernetes quantity written as a string ("500m", "8Gi") or a whole number (2), always
  * handed on as a string so rendered objects read the same whichever the author wrote.
