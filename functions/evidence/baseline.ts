@@ -1,159 +1,142 @@
-// The trusted baseline: the checked-out commit and the whole tree of that commit, read from the
-// checkout's .git once, when the collector starts. The kubelet starts the runtime only after the
-// collector's startup probe answers, so what is read here predates anything the runtime does.
-// Afterwards .git is the runtime's to tamper with: refs are never read again, and a base file's
-// content is read by the blob id remembered here and used only if it hashes to that id.
-import { createHash } from "node:crypto";
-import fs from "node:fs";
-import { lstat, open, readFile, rename, writeFile } from "node:fs/promises";
+// The trusted baseline: a copy of the checked-out commit's tree (its tree and blob objects) and
+// of the index as the checkout left it, made with git when the collector starts, into the
+// collector's own volume. The kubelet starts the runtime only after the collector's startup
+// probe answers, so what is copied predates anything the runtime does; afterwards the checkout's
+// .git is the runtime's to delete or rewrite, and it is never read again.
+//
+// A checkout git cannot copy (alternates on another volume, a corrupt object, a commit larger
+// than the collector's volume) fails here, before the runtime starts, naming why.
+import { lstat, mkdir, readFile, rename, rm, writeFile, copyFile } from "node:fs/promises";
 import { join } from "node:path";
-import git from "isomorphic-git";
-
-/** The modes of what a tree can hold as a file: regular, executable, symbolic link. */
-export type FileMode = "100644" | "100755" | "120000";
-
-export interface BaselineFile {
-  readonly oid: string;
-  readonly mode: FileMode;
-}
+import { z } from "zod";
+import { git, gitOutput, gitPipe, type GitScope } from "./git-cli.js";
 
 export interface Baseline {
   /** The checked-out commit; null when there was no checkout (no .git): every file is then added. */
   readonly commit: string | null;
-  /** Every file of the commit's tree, by path. */
-  readonly files: ReadonlyMap<string, BaselineFile>;
-  /** Submodules' paths: their files belong to another repository, so the patch leaves them out. */
-  readonly submodules: ReadonlySet<string>;
-  /** A base file's content, read by blob id and verified against it. */
-  readBlob(oid: string, path: string): Promise<Buffer>;
+  /** What the patch is made against: the commit's tree, or git's empty tree without a checkout. */
+  readonly tree: string;
+  readonly objectFormat: "sha1" | "sha256";
+  /** The copy: a bare repository holding only the commit's tree. */
+  readonly gitDir: string;
+  /** The index of the commit as checked out; each patch starts from a copy of it. */
+  readonly indexFile: string;
+  /** An empty directory, git's HOME. */
+  readonly home: string;
 }
 
-/** Raised when a base blob's content does not hash to its id: .git was changed after the start. */
-export class TamperedBlob extends Error {}
+/** What is kept beside the copy, written last: a copy without it is unfinished and made again. */
+const keptSchema = z.strictObject({ commit: z.string().nullable(), tree: z.string(), objectFormat: z.enum(["sha1", "sha256"]) });
 
-/** The id git gives a file's content: sha1 of `blob <length>\0<content>`. */
-export function gitBlobId(content: Uint8Array): string {
-  return createHash("sha1").update(`blob ${content.length}\0`).update(content).digest("hex");
-}
+/** The default bound of the copy: what the collector's volume holds, less room for the patch's objects. */
+export const MAX_BASELINE_BYTES = 768 * 1024 * 1024;
 
-/** The same id, for a file too large to hold in memory, read as a stream. */
-export async function gitBlobIdOfFile(file: string, size: number): Promise<string> {
-  const hash = createHash("sha1").update(`blob ${size}\0`);
-  const handle = await open(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
-  try {
-    let read = 0;
-    for await (const chunk of handle.createReadStream({ autoClose: false })) {
-      hash.update(chunk as Buffer);
-      read += (chunk as Buffer).length;
-    }
-    // The runtime has exited, so a file that changes size while it is read is not its doing;
-    // still, an id of other bytes than `size` says would be no file's id.
-    if (read !== size) throw new Error(`${file} changed while it was read`);
-  } finally {
-    await handle.close();
-  }
-  return hash.digest("hex");
-}
-
-const NO_CHECKOUT: Baseline = {
-  commit: null,
-  files: new Map(),
-  submodules: new Set(),
-  readBlob: (oid, path) => Promise.reject(new Error(`no checkout, yet ${path} (blob ${oid}) was asked for`)),
-};
-
-/** Reads HEAD and its whole tree. A checkout directory without .git is no checkout. */
-export async function readBaseline(checkoutDir: string): Promise<Baseline> {
-  const gitdir = join(checkoutDir, ".git");
-  const exists = await lstat(gitdir).then(
-    () => true,
+/**
+ * The baseline in `dir`: the one made at the collector's first start, or, if there is none yet,
+ * a new copy of `checkoutDir`'s commit. A collector the kubelet restarts while the runtime runs
+ * finds its copy and never reads the checkout's .git again: the runtime may have changed it.
+ */
+export async function keptBaseline(checkoutDir: string, dir: string, maxBytes = MAX_BASELINE_BYTES): Promise<Baseline> {
+  const paths = { gitDir: join(dir, "baseline.git"), indexFile: join(dir, "baseline.index"), home: join(dir, "home") };
+  const keptFile = join(dir, "baseline.json");
+  const kept = await readFile(keptFile, "utf8").then(
+    (text) => keptSchema.parse(JSON.parse(text)),
     (err: NodeJS.ErrnoException) => {
-      if (err.code === "ENOENT") return false;
+      if (err.code === "ENOENT") return undefined;
       throw err;
     },
   );
-  if (!exists) return NO_CHECKOUT;
-  // One cache for every read: isomorphic-git keeps packfile indexes in it.
-  const cache = {};
-  const commit = await git.resolveRef({ fs, gitdir, ref: "HEAD" });
-  const { commit: parsed } = await git.readCommit({ fs, gitdir, oid: commit, cache });
-  const files = new Map<string, BaselineFile>();
-  const submodules = new Set<string>();
-  const walk = async (treeOid: string, prefix: string): Promise<void> => {
-    const { tree } = await git.readTree({ fs, gitdir, oid: treeOid, cache });
-    for (const entry of tree) {
-      const path = prefix + entry.path;
-      if (entry.type === "tree") await walk(entry.oid, `${path}/`);
-      else if (entry.type === "commit") submodules.add(path);
-      else files.set(path, { oid: entry.oid, mode: fileMode(entry.mode) });
-    }
-  };
-  await walk(parsed.tree, "");
-  return { commit, files, submodules, readBlob: (oid, path) => readVerifiedBlob(gitdir, cache, oid, path) };
+  if (kept !== undefined) return { ...kept, ...paths };
+
+  // An unfinished copy (the collector stopped while copying) is made again from the start.
+  await rm(paths.gitDir, { recursive: true, force: true });
+  await rm(paths.indexFile, { force: true });
+  await mkdir(paths.home, { recursive: true });
+  const made = await copyCheckout(checkoutDir, { ...paths }, maxBytes);
+  const temp = `${keptFile}.${process.pid}.tmp`;
+  await writeFile(temp, JSON.stringify(made));
+  await rename(temp, keptFile);
+  return { ...made, ...paths };
 }
 
-/**
- * The baseline kept where only the collector can write (its own emptyDir), read at its first
- * start. A collector the kubelet restarts while the runtime runs must not read `.git` again: the
- * runtime may have changed it by then. The file holds what was read; base contents are still
- * read by blob id and verified, so the file names nothing it cannot prove.
- */
-export async function keptBaseline(checkoutDir: string, file: string | undefined): Promise<Baseline> {
-  if (file !== undefined) {
-    const kept = await readFile(file, "utf8").then(
-      (text) => JSON.parse(text) as { commit: string | null; files: [string, BaselineFile][]; submodules: string[] },
-      (err: NodeJS.ErrnoException) => {
-        if (err.code === "ENOENT") return undefined;
-        throw err;
-      },
-    );
-    if (kept !== undefined) {
-      if (kept.commit === null) return NO_CHECKOUT;
-      const gitdir = join(checkoutDir, ".git");
-      const cache = {};
-      return { commit: kept.commit, files: new Map(kept.files), submodules: new Set(kept.submodules), readBlob: (oid, path) => readVerifiedBlob(gitdir, cache, oid, path) };
-    }
+async function copyCheckout(checkoutDir: string, to: { gitDir: string; indexFile: string; home: string }, maxBytes: number): Promise<z.infer<typeof keptSchema>> {
+  const source: GitScope = { gitDir: join(checkoutDir, ".git"), home: to.home };
+  const copy: GitScope = { gitDir: to.gitDir, home: to.home, indexFile: to.indexFile };
+  const found = await lstat(source.gitDir).then(
+    (s) => s,
+    (err: NodeJS.ErrnoException) => {
+      if (err.code === "ENOENT") return undefined;
+      throw err;
+    },
+  );
+
+  if (found === undefined) {
+    // No checkout: an empty repository and an empty index, so that every file is added.
+    await gitOutput(copy, ["init", "--quiet", "--bare", "--template=", to.gitDir]);
+    const tree = (await gitOutput(copy, ["mktree"], { input: Buffer.alloc(0) })).toString("utf8").trim();
+    await gitOutput(copy, ["read-tree", tree]);
+    return { commit: null, tree, objectFormat: "sha1" };
   }
-  const read = await readBaseline(checkoutDir);
-  if (file !== undefined) {
-    const temp = `${file}.${process.pid}.tmp`;
-    await writeFile(temp, JSON.stringify({ commit: read.commit, files: [...read.files], submodules: [...read.submodules] }));
-    await rename(temp, file);
+  if (!found.isDirectory()) {
+    throw new Error(`${source.gitDir} is not a directory (a linked worktree or a submodule's checkout keeps its repository elsewhere): the collector copies the commit from a .git directory only`);
   }
-  return read;
-}
 
-/** Git writes 100664 and other group-writable modes in old trees; it reads them as 100644. */
-function fileMode(mode: string): FileMode {
-  if (mode === "120000" || mode === "100755") return mode;
-  return "100644";
-}
+  const format = (await gitOutput(source, ["rev-parse", "--show-object-format"])).toString("utf8").trim();
+  if (format !== "sha1" && format !== "sha256") throw new Error(`${source.gitDir}: object format ${format} is not one git 2.39 reads`);
+  const commit = (await gitOutput(source, ["rev-parse", "--verify", "--end-of-options", "HEAD^{commit}"])).toString("utf8").trim();
+  const tree = (await gitOutput(source, ["rev-parse", "--verify", "--end-of-options", `${commit}^{tree}`])).toString("utf8").trim();
+  // The tree's objects, without the commit itself: the copy needs no history, so none of the
+  // commit's parents are missing from it, and index-pack can check that every link is there.
+  const listed = await gitOutput(source, ["rev-list", "--objects", "--no-object-names", "--max-count=1", commit], { maxOutputBytes: 256 * 1024 * 1024 });
+  const objects = Buffer.from(listed.toString("latin1").split("\n").filter((oid) => oid !== "" && oid !== commit).map((oid) => `${oid}\n`).join(""), "latin1");
+  const size = Number((await gitOutput(source, ["rev-list", "--objects", "--disk-usage", "--max-count=1", commit])).toString("utf8").trim());
+  if (size > maxBytes) {
+    throw new Error(`the checked-out commit's objects take ${mib(size)} in ${source.gitDir}, more than the ${mib(maxBytes)} the collector's volume keeps for its copy`);
+  }
 
-/**
- * Reads a blob and checks it is what its id names. isomorphic-git verifies loose objects only
- * when asked for their content and packed ones not at all, so the object is asked for in its
- * raw form and hashed here, whichever way it is stored.
- */
-async function readVerifiedBlob(gitdir: string, cache: object, oid: string, path: string): Promise<Buffer> {
-  let read;
+  await gitOutput(copy, ["init", "--quiet", "--bare", "--template=", `--object-format=${format}`, to.gitDir]);
+  await gitPipe({ scope: source, args: ["pack-objects", "--quiet", "--stdout"], input: objects }, { scope: copy, args: ["index-pack", "--stdin", "--strict"] });
+  await copySettings(source, copy, to.gitDir);
+
+  // The checkout's index, if it is the commit's, keeps the files' stat data: git then hashes only
+  // what changed. The runtime cannot forge it: any write to a file changes its ctime.
+  const checkoutIndex = join(source.gitDir, "index");
+  let indexed = false;
   try {
-    read = await git.readObject({ fs, gitdir, oid, format: "wrapped", cache });
+    await copyFile(checkoutIndex, to.indexFile);
+    const same = await git(copy, ["diff-index", "--cached", "--quiet", "--ignore-submodules=none", tree]);
+    indexed = same.code === 0;
   } catch (err) {
-    throw new Error(`cannot read ${path} (blob ${oid}) from the checkout's .git: ${err instanceof Error ? err.message : String(err)}`);
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
   }
-  const changed = (actual: string) => new TamperedBlob(`${path}: blob ${oid} in the checkout's .git hashes to ${actual}: it was changed after the checkout, so the patch cannot be made against it`);
-  if (read.format === "wrapped") {
-    // A loose object as stored, `<type> <length>\0<content>`: its id is the hash of all of it.
-    const object = Buffer.from(read.object);
-    const actual = createHash("sha1").update(object).digest("hex");
-    if (actual !== oid) throw changed(actual);
-    const nul = object.indexOf(0);
-    if (!object.subarray(0, nul).toString("latin1").startsWith("blob ")) throw new TamperedBlob(`${path}: ${oid} in the checkout's .git is not a blob`);
-    return object.subarray(nul + 1);
+  if (!indexed) {
+    await rm(to.indexFile, { force: true });
+    await gitOutput(copy, ["read-tree", tree]);
   }
-  if (read.format !== "content" || read.type !== "blob") throw new TamperedBlob(`${path}: ${oid} in the checkout's .git is not a blob`);
-  const content = Buffer.from(read.object);
-  const actual = gitBlobId(content);
-  if (actual !== oid) throw changed(actual);
-  return content;
+  return { commit, tree, objectFormat: format };
 }
+
+/**
+ * What of the checkout's own settings shapes the patch without running anything: its line-ending
+ * settings, and its info/attributes and info/exclude. Nothing else is copied: a filter, diff or
+ * fsmonitor command in the checkout's config is never run.
+ */
+async function copySettings(source: GitScope, copy: GitScope, copyDir: string): Promise<void> {
+  for (const key of ["core.autocrlf", "core.eol"]) {
+    const value = await git(source, ["config", "--local", "--get", key]);
+    if (value.code === 0) await gitOutput(copy, ["config", "--local", key, value.stdout.toString("utf8").trim()]);
+  }
+  await mkdir(join(copyDir, "info"), { recursive: true });
+  for (const file of ["attributes", "exclude"]) {
+    const content = await readFile(join(source.gitDir, "info", file)).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === "ENOENT") return undefined;
+      throw err;
+    });
+    if (content !== undefined) await writeFile(join(copyDir, "info", file), content);
+  }
+}
+
+function mib(bytes: number): string {
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+}
+

@@ -1,5 +1,5 @@
 // `evidence collect`: the collector, a native sidecar in the workload pod. It starts after the
-// checkout and before the runtime (the kubelet waits for its startup probe), reads the trusted
+// checkout and before the runtime (the kubelet waits for its startup probe), copies the trusted
 // baseline, and holds the evidence port from then on so that the runtime, which shares the pod's
 // network, can never take it. The kubelet sends SIGTERM to a native sidecar only once every main
 // container (the runtime) has exited: that signal, and nothing the runtime can send, is what
@@ -8,7 +8,7 @@ import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
 import { z } from "zod";
-import { type Baseline, keptBaseline } from "./baseline.js";
+import { type Baseline, keptBaseline, MAX_BASELINE_BYTES } from "./baseline.js";
 import { type CollectedEvidence, WAITING } from "./collected.js";
 import { parseEnv, port } from "./env.js";
 import { rfc3339 } from "./result.js";
@@ -19,15 +19,18 @@ export const collectorSettingsSchema = z.object({
   BERTH_CHECKOUT_DIR: z.string().startsWith("/", "must be an absolute path").default("/workspace/src"),
   BERTH_EVIDENCE_PORT: port.default(9090),
   BERTH_VERIFICATION_RESULT: z.string().startsWith("/", "must be an absolute path").default("/workspace/.berth/verification.json"),
-  BERTH_BASELINE_FILE: z.string().startsWith("/", "must be an absolute path").optional(),
+  BERTH_BASELINE_DIR: z.string().startsWith("/", "must be an absolute path"),
+  BERTH_BASELINE_MAX_BYTES: z.coerce.number({ error: "must be a number of bytes" }).int("must be a whole number of bytes").min(1, "must be at least 1").default(MAX_BASELINE_BYTES),
 });
 
 export interface CollectorSettings {
   readonly checkoutDir: string;
   readonly port: number;
   readonly verificationFile: string;
-  /** Where the baseline is kept for a restart (a volume only the collector mounts); none: read again. */
-  readonly baselineFile?: string;
+  /** Where the baseline copy is kept (a volume only the collector mounts), also for a restart. */
+  readonly baselineDir: string;
+  /** The most the copy of the checked-out commit may take in that volume. */
+  readonly baselineMaxBytes: number;
   /** Where to listen; default every address of the pod, IPv6 and IPv4. */
   readonly host?: string;
 }
@@ -38,13 +41,17 @@ export function collectorSettings(env: NodeJS.ProcessEnv): CollectorSettings {
     checkoutDir: s.BERTH_CHECKOUT_DIR.replace(/\/+$/, "") || "/",
     port: s.BERTH_EVIDENCE_PORT,
     verificationFile: s.BERTH_VERIFICATION_RESULT,
-    ...(s.BERTH_BASELINE_FILE ? { baselineFile: s.BERTH_BASELINE_FILE } : {}),
+    baselineDir: s.BERTH_BASELINE_DIR,
+    baselineMaxBytes: s.BERTH_BASELINE_MAX_BYTES,
   };
 }
 
 export interface RunningCollector {
   readonly port: number;
-  /** Settles once the baseline is read (or could not be); /healthz answers 200 from then on. */
+  /**
+   * Settles once the baseline is copied, and /healthz answers 200 from then on; rejects, naming
+   * why, when the checkout cannot be copied: the runtime must then never start.
+   */
   readonly ready: Promise<void>;
   /** The runtime has exited (SIGTERM): from now on /evidence computes and serves the evidence. */
   runtimeEnded(): void;
@@ -63,35 +70,37 @@ export async function startCollector(settings: CollectorSettings, log: Logger): 
   let markDone!: () => void;
   const done = new Promise<void>((resolve) => (markDone = resolve));
 
+  // Whatever the runtime did to the checkout, the outcome and verification are served: a patch
+  // that cannot be made is named as not collected, not an error that sinks the export.
   const collect = async (): Promise<Answer> => {
+    const { verification, problem } = await readVerification(settings.verificationFile);
+    if (problem) log.warn({ file: settings.verificationFile, problem }, "verification result not used");
+    let changes: Pick<CollectedEvidence, "patch" | "notCollected" | "leftOut" | "files">;
     try {
-      if (!baseline) throw new Error(baselineError ?? "the baseline was not read");
-      const patch = await worktreePatch(settings.checkoutDir, baseline);
-      const { verification, problem } = await readVerification(settings.verificationFile);
-      if (problem) log.warn({ file: settings.verificationFile, problem }, "verification result not used");
-      const evidence: CollectedEvidence = {
-        commit: baseline.commit,
-        patch: patch.patch,
-        patchTruncated: patch.truncated,
-        files: patch.files,
-        verification,
-        collectedAt: rfc3339(new Date()),
-      };
-      log.info({ commit: evidence.commit, files: evidence.files, patchBytes: Buffer.byteLength(evidence.patch), patchTruncated: evidence.patchTruncated, verification: verification !== null }, "evidence collected");
-      return { status: 200, body: JSON.stringify(evidence) };
+      if (!baseline) throw new Error(baselineError ?? "the baseline was not copied");
+      const made = await worktreePatch(settings.checkoutDir, baseline);
+      changes = { patch: made.patch.toString("base64"), notCollected: null, leftOut: [...made.leftOut], files: made.files };
     } catch (err) {
       const error = err instanceof Error ? err.message : String(err);
-      log.error({ error }, "cannot collect the evidence");
-      return { status: 500, body: JSON.stringify({ error }) };
+      log.error({ error }, "cannot make the patch");
+      changes = { patch: null, notCollected: `the collector could not make the patch: ${error}`, leftOut: [], files: { added: 0, modified: 0, deleted: 0 } };
     }
+    const evidence: CollectedEvidence = { commit: baseline?.commit ?? null, ...changes, verification, collectedAt: rfc3339(new Date()) };
+    log.info(
+      { commit: evidence.commit, files: evidence.files, patchBytes: evidence.patch === null ? null : Buffer.byteLength(evidence.patch, "base64"), leftOut: evidence.leftOut.length, verification: verification !== null },
+      "evidence collected",
+    );
+    return { status: 200, body: JSON.stringify(evidence) };
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = new URL(req.url ?? "/", "http://collector").pathname;
     if (path === "/healthz") {
       if (req.method !== "GET" && req.method !== "HEAD") return methodNotAllowed(res, "GET");
-      // Until the baseline is read the runtime must not start: the startup probe keeps failing.
-      if (baseline === undefined && baselineError === undefined) return send(res, 503, "text/plain", "reading the checkout");
+      // Until the baseline is copied the runtime must not start: the startup probe keeps failing,
+      // and fails for good when the checkout cannot be copied.
+      if (baselineError !== undefined) return send(res, 500, "text/plain", baselineError);
+      if (baseline === undefined) return send(res, 503, "text/plain", "copying the checkout's commit");
       return send(res, 200, "text/plain", "ok");
     }
     if (path === "/evidence") {
@@ -121,14 +130,15 @@ export async function startCollector(settings: CollectorSettings, log: Logger): 
   const address = await listen(server, settings.port, settings.host);
   log.info({ port: address.port, checkoutDir: settings.checkoutDir }, "listening");
 
-  const ready = keptBaseline(settings.checkoutDir, settings.baselineFile).then(
-    (read) => {
-      baseline = read;
-      log.info({ commit: read.commit, files: read.files.size }, "baseline read");
+  const ready = keptBaseline(settings.checkoutDir, settings.baselineDir, settings.baselineMaxBytes).then(
+    (copied) => {
+      baseline = copied;
+      log.info({ commit: copied.commit, objectFormat: copied.objectFormat }, "baseline copied");
     },
     (err: unknown) => {
-      baselineError = `cannot read the checkout at ${settings.checkoutDir}: ${err instanceof Error ? err.message : String(err)}`;
-      log.error({ error: baselineError }, "cannot read the baseline");
+      baselineError = `cannot copy the checkout at ${settings.checkoutDir}: ${err instanceof Error ? err.message : String(err)}`;
+      log.error({ error: baselineError }, "cannot copy the baseline: the runtime will not start");
+      throw new Error(baselineError);
     },
   );
 
@@ -141,8 +151,8 @@ export async function startCollector(settings: CollectorSettings, log: Logger): 
       ended = true;
       log.info("the runtime has exited: collecting");
       // Start at once, so that the evidence is ready when the export first asks; wait for the
-      // baseline, which the kubelet's startup probe has normally already seen read.
-      answer = ready.then(collect);
+      // baseline, which the kubelet's startup probe has normally already seen copied.
+      answer = ready.then(collect, collect);
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -4,10 +4,19 @@ import { z } from "zod";
 
 export const collectedEvidenceSchema = z.strictObject({
   /** The checked-out commit the patch applies to; null when there was no checkout. */
-  commit: z.string().regex(/^[0-9a-f]{40}$/).nullable(),
-  /** A unified diff `git apply` takes on a clean checkout of `commit` (binary files named only). */
-  patch: z.string(),
-  patchTruncated: z.boolean(),
+  commit: z
+    .string()
+    .regex(/^([0-9a-f]{40}|[0-9a-f]{64})$/)
+    .nullable(),
+  /**
+   * git diff's exact bytes, base64 (a patch holds whatever bytes the files and their names hold,
+   * which a JSON string cannot): `git apply` takes it on a clean checkout of `commit`. Null when
+   * the changes could not be collected (`notCollected` says why).
+   */
+  patch: z.base64().nullable(),
+  notCollected: z.string().nullable(),
+  /** Changes the patch does not carry, named; what it carries still applies. */
+  leftOut: z.array(z.strictObject({ path: z.string(), reason: z.string() })),
   files: z.strictObject({ added: z.int().min(0), modified: z.int().min(0), deleted: z.int().min(0) }),
   /** Reported by the runtime; null when it wrote none. */
   verification: z.strictObject({ exitCode: z.int(), output: z.string() }).nullable(),

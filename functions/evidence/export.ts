@@ -4,7 +4,7 @@
 // collector, pushes one OCI artifact, tells the collector it may end, and reports the digest (or
 // why it could not push) in its termination message, where Berth reads it. It needs no
 // Kubernetes API: each attempt is a pod, and the kubelet carries its report.
-import { openSync, closeSync, ftruncateSync, writeSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import type { Logger } from "pino";
 import { z } from "zod";
 import { type CollectedEvidence, collectedEvidenceSchema, collectorErrorSchema } from "./collected.js";
@@ -13,6 +13,7 @@ import { httpRequest } from "./http-request.js";
 import { evidenceArtifact } from "./oci-artifact.js";
 import { credentialFor, type RegistryCredential, redact } from "./registry-auth.js";
 import { networkFailure, parseRepository, PushFailure, pushArtifact, type Repository, TAG } from "./registry-push.js";
+import { writeTerminationMessage } from "./termination-message.js";
 import { type ExportResult, type FailedResult, type FailureReason, firstChars, MESSAGE_CHARS, type Outcome, outcomeSchema, rfc3339, VERIFICATION_SUMMARY_CHARS } from "./result.js";
 
 const POLL_MS = 2_000;
@@ -90,7 +91,7 @@ export interface ExportDeps {
   readonly sleep?: (ms: number) => Promise<void>;
 }
 
-/** A failed attempt that retrying cannot mend: the collector said it could not collect. */
+/** What retrying cannot mend: the collector said it could not collect, or served what does not parse. */
 class Final extends Error {}
 
 const wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -113,12 +114,14 @@ export async function runExport(settings: ExportSettings, deps: ExportDeps): Pro
     lastAttemptAt: rfc3339(new Date()),
   });
   const finish = (result: ExportResult, code: number): number => {
-    writeTerminationLog(settings.terminationLog, result);
+    writeTerminationMessage(settings.terminationLog, JSON.stringify(result));
     return code;
   };
 
-  // 1. The evidence, from the collector beside the runtime; without one, the outcome alone.
+  // 1. The evidence, from the collector beside the runtime; without one, or when the collector
+  // cannot give it, the outcome alone, saying why: an outcome is always exported.
   let evidence: CollectedEvidence | undefined;
+  let notCollected = "the runtime never ran, or its collector's time ran out";
   if (settings.collector === undefined) {
     log.warn("no collector: the runtime never ran, or the collector's time ran out; exporting the outcome alone");
   } else {
@@ -133,8 +136,13 @@ export async function runExport(settings: ExportSettings, deps: ExportDeps): Pro
       } catch (err) {
         attempts++;
         const failure = failed("NoEvidence", err instanceof Error ? err.message : String(err), attempts);
+        if (err instanceof Final) {
+          log.warn({ message: failure.message }, "the collector cannot give the evidence: exporting the outcome alone");
+          notCollected = failure.message;
+          break;
+        }
         log.warn({ attempts, reason: failure.reason, message: failure.message }, "cannot fetch the evidence");
-        if (err instanceof Final || remaining() <= 0) return finish(failure, 1);
+        if (remaining() <= 0) return finish(failure, 1);
         await sleep(Math.min(backoff, remaining()));
         backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
       }
@@ -142,8 +150,8 @@ export async function runExport(settings: ExportSettings, deps: ExportDeps): Pro
   }
 
   // 2. One artifact; the same bytes on every attempt.
-  const artifact = evidenceArtifact({ workspaceID: settings.workspaceID, source: settings.source, outcome: settings.outcome, evidence });
-  log.info({ digest: artifact.digest, blobs: artifact.blobs.length, patchBytes: evidence ? Buffer.byteLength(evidence.patch) : 0 }, "artifact built");
+  const artifact = evidenceArtifact({ workspaceID: settings.workspaceID, source: settings.source, outcome: settings.outcome, evidence, notCollected });
+  log.info({ digest: artifact.digest, blobs: artifact.blobs.length, patchBytes: evidence?.patch ? Buffer.byteLength(evidence.patch, "base64") : 0 }, "artifact built");
 
   // 3. Push, retried with back-off until the deadline.
   let attempts = 0;
@@ -212,24 +220,5 @@ async function tellCollectorDone(collector: URL, log: Logger): Promise<void> {
     log.info({ status: res.status }, "told the collector it is done");
   } catch (err) {
     log.warn({ error: err instanceof Error ? err.message : String(err) }, "cannot tell the collector it is done");
-  }
-}
-
-/**
- * The result as the container's termination message, where the kubelet reads it and Berth
- * records it. Written only if the file is already there (the kubelet mounts it): the export never
- * creates it elsewhere.
- */
-function writeTerminationLog(file: string, result: ExportResult): void {
-  try {
-    const fd = openSync(file, "r+");
-    try {
-      ftruncateSync(fd);
-      writeSync(fd, JSON.stringify(result));
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    // Not in a pod: the log line says the same.
   }
 }

@@ -8,6 +8,7 @@
 import { pino } from "pino";
 import { collectorSettings, startCollector } from "./collect.js";
 import { exportSettings, runExport } from "./export.js";
+import { writeTerminationMessage } from "./termination-message.js";
 
 const USAGE = "usage: evidence collect | evidence export";
 
@@ -38,6 +39,14 @@ async function collect(): Promise<void> {
   // The kubelet's SIGTERM to a native sidecar means every main container has exited. A second
   // one changes nothing: the collector serves until the export is done or the grace period ends.
   process.on("SIGTERM", () => collector.runtimeEnded());
+  // A checkout that cannot be copied keeps the runtime from starting: the collector exits, its
+  // reason in the termination message (kubectl describe pod shows it), and the kubelet's
+  // restarts meet the same checkout and the same reason.
+  collector.ready.catch((err: unknown) => {
+    const reason = err instanceof Error ? err.message : String(err);
+    writeTerminationMessage("/dev/termination-log", reason);
+    fail(1, reason);
+  });
   process.once("SIGINT", () => void collector.close().then(() => process.exit(0)));
   await collector.done;
   log.info("the export is done");

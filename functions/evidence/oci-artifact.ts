@@ -14,7 +14,8 @@ export const VERIFICATION_MEDIA_TYPE = "application/vnd.berth.evidence.verificat
 export const PATCH_MEDIA_TYPE = "text/x-diff";
 const EMPTY_MEDIA_TYPE = "application/vnd.oci.empty.v1+json";
 const TITLE = "org.opencontainers.image.title";
-export const PATCH_TRUNCATED = "dev.berth.evidence.patch-truncated";
+/** On the patch's layer: how many changes it does not carry (outcome.json's changes.leftOut names them). */
+export const CHANGES_LEFT_OUT = "dev.berth.evidence.changes-left-out";
 export const CHANGES_NOT_COLLECTED = "dev.berth.evidence.changes-not-collected";
 
 export interface Blob {
@@ -37,6 +38,8 @@ export interface ArtifactInputs {
   readonly outcome: Outcome;
   /** What the collector served; none when there was no collector to ask (the outcome alone is pushed). */
   readonly evidence: CollectedEvidence | undefined;
+  /** Why there is no evidence, when there is none. */
+  readonly notCollected?: string;
 }
 
 export function sha256(content: Buffer): string {
@@ -53,17 +56,19 @@ export function evidenceArtifact(inputs: ArtifactInputs): EvidenceArtifact {
     workspaceID: inputs.workspaceID,
     source: { repository: inputs.source.repository, revision: inputs.source.revision, commit: evidence?.commit ?? null },
     outcome: inputs.outcome,
+    // What the patch carries is in changes.patch; what it does not, and why, is named here.
+    changes: evidence ? { files: evidence.files, leftOut: evidence.leftOut, notCollected: evidence.notCollected } : { notCollected: notCollected(inputs) },
   };
   layers.push({ blob: blob(OUTCOME_MEDIA_TYPE, Buffer.from(JSON.stringify(outcome))), title: "outcome.json" });
   if (evidence?.verification) {
     const { exitCode, output } = evidence.verification;
     layers.push({ blob: blob(VERIFICATION_MEDIA_TYPE, Buffer.from(JSON.stringify({ exitCode, output, reportedBy: "runtime" }))), title: "verification.json" });
   }
-  if (evidence) {
+  if (evidence?.patch != null) {
     layers.push({
-      blob: blob(PATCH_MEDIA_TYPE, Buffer.from(evidence.patch, "utf8")),
+      blob: blob(PATCH_MEDIA_TYPE, Buffer.from(evidence.patch, "base64")),
       title: "changes.patch",
-      ...(evidence.patchTruncated ? { annotations: { [PATCH_TRUNCATED]: "true" } } : {}),
+      ...(evidence.leftOut.length > 0 ? { annotations: { [CHANGES_LEFT_OUT]: String(evidence.leftOut.length) } } : {}),
     });
   }
   const descriptor = (b: Blob, annotations?: Record<string, string>) => ({ mediaType: b.mediaType, digest: b.digest, size: b.content.length, ...(annotations ? { annotations } : {}) });
@@ -79,10 +84,14 @@ export function evidenceArtifact(inputs: ArtifactInputs): EvidenceArtifact {
         // When the evidence was collected, not when it was pushed: a retried push is the same artifact.
         ...(evidence ? { "org.opencontainers.image.created": evidence.collectedAt } : {}),
         "dev.berth.workspace-id": inputs.workspaceID,
-        // Without a collector there are no changes to carry, and the artifact says so.
-        ...(evidence ? {} : { [CHANGES_NOT_COLLECTED]: "the runtime never ran, or its collector's time ran out" }),
+        // Without a patch the artifact says why, in one line; outcome.json says it too.
+        ...(evidence?.patch != null ? {} : { [CHANGES_NOT_COLLECTED]: notCollected(inputs) }),
       },
     }),
   );
   return { manifest, digest: sha256(manifest), blobs: [config, ...layers.map((l) => l.blob)] };
+}
+
+function notCollected(inputs: ArtifactInputs): string {
+  return inputs.evidence?.notCollected ?? inputs.notCollected ?? "the runtime never ran, or its collector's time ran out";
 }

@@ -1,144 +1,252 @@
-// The proposed changes: every file under the checkout directory compared with the baseline
-// tree, as one patch that `git apply` takes on a clean checkout of the baseline commit. The
-// working tree is walked as it is, .gitignore or not: what the agent left is what it proposes,
-// including what it (or its tools) would have git ignore.
-import fs from "node:fs";
-import { lstat, open, readdir, readlink } from "node:fs/promises";
-import { join } from "node:path";
-import { type Baseline, type FileMode, gitBlobId, gitBlobIdOfFile } from "./baseline.js";
-import { patchEntry, type Side } from "./patch-entry.js";
+// The proposed changes: the working tree at the checkout directory compared with the baseline
+// copy's tree by git itself, as one patch `git apply` (and `git apply --index`) takes on a clean
+// checkout of the baseline commit. Git decides everything git decides for a developer: .gitignore,
+// .gitattributes' built-in conversions, modes, symbolic links, binary files (carried, in git's
+// binary format). The runtime's .git plays no part: the index and objects are the baseline copy's.
+//
+// What the patch cannot carry is named, and left out whole, so that the rest still applies: a file
+// over the cap, a repository inside the checkout (a gitlink), a path git refuses.
+import { copyFile, lstat, mkdir } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import type { Baseline } from "./baseline.js";
+import { git, gitMessage, gitOutput, GitFailure, type GitScope } from "./git-cli.js";
 
 /** The patch's bound: the collector serves it in one response and the export pushes it as one blob. */
 export const MAX_PATCH_BYTES = 8 * 1024 * 1024;
+/**
+ * What git may write into the collector's volume while it stages the working tree: a patch of
+ * MAX_PATCH_BYTES is at most this much content (git deflates and base85-encodes binary files).
+ */
+const STAGING_FACTOR = 4;
+
+/** A change the patch does not carry, and why. */
+export interface LeftOut {
+  /** As git names it: the path itself when it is printable UTF-8, else in git's C quoting. */
+  readonly path: string;
+  readonly reason: string;
+}
 
 export interface WorktreePatch {
-  /** Whole file entries, in path order; empty when nothing changed. */
-  readonly patch: string;
-  /** Some changed file's entry is not in the patch: it would have passed MAX_PATCH_BYTES. */
-  readonly truncated: boolean;
-  /** Changed paths, each counted once, whether its entry is in the patch or not. */
+  /** git diff's bytes, whole entries in git's order; empty when nothing changed. */
+  readonly patch: Buffer;
+  readonly leftOut: readonly LeftOut[];
+  /** Changed paths, each counted once, whether carried or left out. */
   readonly files: { added: number; modified: number; deleted: number };
 }
 
-/** A file of the working tree, before its content is read. */
-interface WorktreeFile {
-  readonly mode: FileMode;
-  readonly size: number;
-}
+const GITLINK = "160000";
 
-/**
- * Compares the working tree at `checkoutDir` with `baseline`. A base blob that does not hash to
- * its id rejects the whole patch (Baseline.readBlob): a patch made against other content than
- * the commit's would not say what the agent changed.
- */
 export async function worktreePatch(checkoutDir: string, baseline: Baseline, maxBytes = MAX_PATCH_BYTES): Promise<WorktreePatch> {
-  const worktree = await listWorktree(checkoutDir, baseline.submodules);
-  const paths = [...new Set([...baseline.files.keys(), ...worktree.keys()])].sort(byteOrder);
+  const workTree = await readableWorktree(checkoutDir, baseline);
+  // Each patch starts from the baseline's index, so that the baseline itself is never changed.
+  const indexFile = join(dirname(baseline.indexFile), "patch.index");
+  await copyFile(baseline.indexFile, indexFile);
+  const scope: GitScope = { gitDir: baseline.gitDir, home: baseline.home, workTree, indexFile };
   const files = { added: 0, modified: 0, deleted: 0 };
-  const entries: string[] = [];
-  let size = 0;
-  let truncated = false;
-  const include = (entry: string): void => {
-    const bytes = Buffer.byteLength(entry);
-    // Whole entries only, so that what is in the patch still applies; a later, smaller entry
-    // may still fit.
-    if (size + bytes > maxBytes) truncated = true;
-    else {
-      entries.push(entry);
-      size += bytes;
-    }
-  };
+  const leftOut: LeftOut[] = [];
 
-  for (const path of paths) {
-    const base = baseline.files.get(path);
-    const found = worktree.get(path);
-    const absolute = join(checkoutDir, path);
-    if (base && found) {
-      // The working tree's id decides whether the file changed, without reading .git.
-      if (found.size > maxBytes && found.mode !== "120000") {
-        if ((await gitBlobIdOfFile(absolute, found.size)) === base.oid && found.mode === base.mode) continue;
-        files.modified++;
-        truncated = true;
-        continue;
-      }
-      const after = await readSide(absolute, found);
-      if (after.oid === base.oid && after.mode === base.mode) continue;
-      files.modified++;
-      const before = after.oid === base.oid ? { ...base, content: after.content } : { ...base, content: await baseline.readBlob(base.oid, path) };
-      // A symbolic link that became a file, or the other way round, is two entries, as git writes it.
-      if ((before.mode === "120000") !== (after.mode === "120000")) {
-        include(patchEntry(path, before, undefined) + patchEntry(path, undefined, after));
-      } else {
-        include(patchEntry(path, before, after));
-      }
-    } else if (base) {
-      files.deleted++;
-      include(patchEntry(path, { ...base, content: await baseline.readBlob(base.oid, path) }, undefined));
-    } else if (found) {
-      files.added++;
-      if (found.size > maxBytes && found.mode !== "120000") truncated = true;
-      else include(patchEntry(path, undefined, await readSide(absolute, found)));
+  // 1. What changed, by the index's stat data (tracked) and by git's ignore rules (untracked).
+  const tracked = nulList(await gitOutput(scope, ["ls-files", "-z", "--modified"], { maxOutputBytes: 256 * 1024 * 1024 }));
+  const untracked = nulList(await gitOutput(scope, ["ls-files", "-z", "--others", "--exclude-standard"], { maxOutputBytes: 256 * 1024 * 1024 }));
+
+  // 2. Staged only within the bounds: git writes what it adds into the collector's volume.
+  const staged: Buffer[] = [];
+  let stagedBytes = 0;
+  const consider = async (path: Buffer, isTracked: boolean): Promise<void> => {
+    const size = await sizeOf(workTree, path);
+    const leave = (reason: string) => {
+      leftOut.push({ path: pathName(path), reason });
+      if (isTracked) files.modified++;
+      else files.added++;
+    };
+    if (size > maxBytes) return leave(`${size} bytes, larger than the patch's cap of ${maxBytes}`);
+    if (stagedBytes + size > maxBytes * STAGING_FACTOR) return leave(`the changes before it in path order already fill the patch's cap of ${maxBytes} bytes`);
+    stagedBytes += size;
+    staged.push(path);
+  };
+  for (const path of dedupe(tracked)) await consider(path, true);
+  for (const path of untracked) await consider(path, false);
+
+  if (staged.length > 0) {
+    const added = await git(scope, ["add", "--all", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul"], { input: Buffer.concat(staged.flatMap((p) => [p, Buffer.from([0])])) });
+    if (/^fatal:/m.test(added.stderr)) throw new GitFailure(`git add: ${gitMessage(added.stderr)}`);
+    // --ignore-errors: a path git refuses (`.GIT/config`, an unreadable file, an empty repository)
+    // is named and left out; everything else is still added.
+    for (const line of added.stderr.split("\n")) {
+      const refused = /^error: (.*)$/.exec(line.trim());
+      if (!refused || /^unable to add /.test(refused[1]!)) continue;
+      const quoted = /'(.*)'/.exec(refused[1]!);
+      leftOut.push({ path: quoted ? quoted[1]!.replace(/\/$/, "") : "", reason: `git add: ${refused[1]}` });
     }
   }
-  return { patch: entries.join(""), truncated, files };
+
+  // 3. What the index now holds that the baseline's tree does not; gitlinks are put back.
+  const abbrev = baseline.objectFormat === "sha256" ? "64" : "40";
+  const raw = parseRaw(await gitOutput(scope, ["diff", "--cached", "--raw", "-z", "--no-renames", `--abbrev=${abbrev}`, "--ignore-submodules=none", baseline.tree], { maxOutputBytes: 256 * 1024 * 1024 }));
+  const restore: Buffer[] = [];
+  for (const entry of raw) {
+    if (entry.oldMode === GITLINK || entry.newMode === GITLINK) {
+      // A repository inside the checkout has a history of its own, which a patch cannot carry.
+      leftOut.push({ path: pathName(entry.path), reason: "a repository inside the checkout (a git submodule or a clone): the patch does not carry another repository's commits" });
+      const base = entry.oldMode === "000000" ? `0 ${"0".repeat(Number(abbrev))}` : `${entry.oldMode} ${entry.oldOid}`;
+      restore.push(Buffer.concat([Buffer.from(`${base}\t`), entry.path, Buffer.from([0])]));
+    }
+    if (entry.status === "A") files.added++;
+    else if (entry.status === "D") files.deleted++;
+    else files.modified++;
+  }
+  if (restore.length > 0) await gitOutput(scope, ["update-index", "-z", "--index-info"], { input: Buffer.concat(restore) });
+
+  // 4. The patch, as git writes it for `git apply`; whole entries only, up to the cap.
+  const diff = await gitOutput(scope, ["diff", "--cached", "--binary", "--full-index", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv", "--ignore-submodules=none", baseline.tree], {
+    maxOutputBytes: maxBytes * STAGING_FACTOR * 2,
+  });
+  if (diff.length <= maxBytes) return { patch: diff, leftOut, files };
+  const kept: Buffer[] = [];
+  let size = 0;
+  for (const entry of patchEntries(diff)) {
+    if (size + entry.length > maxBytes) {
+      leftOut.push({ path: entryPath(entry), reason: `its part of the patch would pass the patch's cap of ${maxBytes} bytes` });
+      continue;
+    }
+    kept.push(entry);
+    size += entry.length;
+  }
+  return { patch: Buffer.concat(kept), leftOut, files };
 }
 
-/**
- * Every regular file and symbolic link under `root`, by path relative to it. Nothing is followed:
- * a link is a file whose content is its target, as git stores it, so a link the runtime made to
- * somewhere outside the checkout shows as that link and never as what it points to.
- */
-async function listWorktree(root: string, submodules: ReadonlySet<string>): Promise<Map<string, WorktreeFile>> {
-  const found = new Map<string, WorktreeFile>();
+/** The checkout directory as git may read it; an empty one of the collector's when it is gone. */
+async function readableWorktree(checkoutDir: string, baseline: Baseline): Promise<string> {
   let top;
   try {
-    top = await lstat(root);
+    top = await lstat(checkoutDir);
   } catch (err) {
-    // No checkout directory at all: nothing was left in it.
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return found;
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+    // The runtime removed the checkout: every file of the commit is deleted.
+    const empty = join(dirname(baseline.indexFile), "no-worktree");
+    await mkdir(empty, { recursive: true });
+    return empty;
+  }
+  if (top.isSymbolicLink()) throw new Error(`${checkoutDir} is now a symbolic link: the runtime replaced the checkout directory`);
+  if (!top.isDirectory()) throw new Error(`${checkoutDir} is no longer a directory`);
+  return checkoutDir;
+}
+
+/** A path's size in the working tree: 0 for what is gone, a directory or a link. */
+async function sizeOf(workTree: string, path: Buffer): Promise<number> {
+  try {
+    const stat = await lstat(Buffer.concat([Buffer.from(`${workTree}/`), path]));
+    return stat.isFile() ? stat.size : 0;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT" || (err as NodeJS.ErrnoException).code === "ENOTDIR") return 0;
     throw err;
   }
-  if (top.isSymbolicLink()) throw new Error(`${root} is now a symbolic link: the runtime replaced the checkout directory`);
-  if (!top.isDirectory()) throw new Error(`${root} is not a directory`);
-  const walk = async (dir: string, prefix: string): Promise<void> => {
-    for (const entry of await readdir(dir, { withFileTypes: true })) {
-      // Git tracks no path through a directory named .git, at any depth, and git apply refuses
-      // one: the checkout's own repository and any the agent cloned inside are left out.
-      if (entry.name === ".git") continue;
-      const path = prefix + entry.name;
-      const absolute = join(dir, entry.name);
-      if (entry.isDirectory()) {
-        if (!submodules.has(path)) await walk(absolute, `${path}/`);
-      } else if (entry.isFile() || entry.isSymbolicLink()) {
-        const stat = await lstat(absolute);
-        if (stat.isSymbolicLink()) found.set(path, { mode: "120000", size: stat.size });
-        // Git records one executable bit: the owner's.
-        else if (stat.isFile()) found.set(path, { mode: stat.mode & 0o100 ? "100755" : "100644", size: stat.size });
-      }
-      // Sockets, FIFOs and devices are not files git can hold.
-    }
-  };
-  await walk(root, "");
-  return found;
 }
 
-/** A working-tree file's content and id. O_NOFOLLOW: a path that became a link is not followed. */
-async function readSide(file: string, found: WorktreeFile): Promise<Side> {
-  let content: Buffer;
-  if (found.mode === "120000") {
-    content = await readlink(file, { encoding: "buffer" });
-  } else {
-    const handle = await open(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
-    try {
-      content = await handle.readFile();
-    } finally {
-      await handle.close();
+function nulList(output: Buffer): Buffer[] {
+  const out: Buffer[] = [];
+  for (let start = 0; start < output.length; ) {
+    const end = output.indexOf(0, start);
+    if (end < 0) break;
+    out.push(output.subarray(start, end));
+    start = end + 1;
+  }
+  return out;
+}
+
+/** ls-files --modified names a path once per conflicting stage; a checkout has one. */
+function dedupe(paths: Buffer[]): Buffer[] {
+  const seen = new Set<string>();
+  return paths.filter((p) => {
+    const key = p.toString("latin1");
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+interface RawEntry {
+  readonly oldMode: string;
+  readonly newMode: string;
+  readonly oldOid: string;
+  readonly status: string;
+  readonly path: Buffer;
+}
+
+/** `git diff --raw -z`: `:<old mode> <new mode> <old oid> <new oid> <status>\0<path>\0` per change. */
+function parseRaw(output: Buffer): RawEntry[] {
+  const fields = nulList(output);
+  const entries: RawEntry[] = [];
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const [oldMode, newMode, oldOid, , status] = fields[i]!.toString("latin1").replace(/^:/, "").split(" ");
+    entries.push({ oldMode: oldMode!, newMode: newMode!, oldOid: oldOid!, status: status!.charAt(0), path: fields[i + 1]! });
+  }
+  return entries;
+}
+
+/** The patch's entries, each from its `diff --git` line: no hunk or binary line starts so. */
+function patchEntries(patch: Buffer): Buffer[] {
+  const marker = Buffer.from("\ndiff --git ");
+  const entries: Buffer[] = [];
+  let start = 0;
+  for (let next = patch.indexOf(marker); next >= 0; next = patch.indexOf(marker, next + 1)) {
+    entries.push(patch.subarray(start, next + 1));
+    start = next + 1;
+  }
+  entries.push(patch.subarray(start));
+  return entries;
+}
+
+/**
+ * The path of an entry, from `diff --git a/<path> b/<path>`: without renames both names are the
+ * same, so the header's two halves are of equal length, quoted or not, spaces or not.
+ */
+function entryPath(entry: Buffer): string {
+  const line = entry.subarray(0, entry.indexOf(10)).toString("latin1").slice("diff --git ".length);
+  const first = line.slice(0, (line.length - 1) / 2);
+  const bytes = first.startsWith('"') ? unquote(first.slice(1, -1)) : Buffer.from(first, "latin1");
+  return pathName(bytes.subarray(2));
+}
+
+const ESCAPES: Record<string, number> = { a: 7, b: 8, t: 9, n: 10, v: 11, f: 12, r: 13, '"': 34, "\\": 92 };
+
+/** The bytes of a name git quoted (core.quotePath): C escapes and three-digit octal. */
+function unquote(quoted: string): Buffer {
+  const bytes: number[] = [];
+  for (let i = 0; i < quoted.length; i++) {
+    const c = quoted[i]!;
+    if (c !== "\\") {
+      bytes.push(c.charCodeAt(0));
+      continue;
+    }
+    const octal = /^[0-7]{3}/.exec(quoted.slice(i + 1));
+    if (octal) {
+      bytes.push(parseInt(octal[0], 8));
+      i += 3;
+    } else {
+      bytes.push(ESCAPES[quoted[i + 1]!] ?? quoted.charCodeAt(i + 1));
+      i += 1;
     }
   }
-  return { oid: gitBlobId(content), mode: found.mode, content };
+  return Buffer.from(bytes);
 }
 
-/** Git sorts paths by their bytes; JavaScript's < compares UTF-16 units, which differs past U+FFFF. */
-function byteOrder(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** A path to show: as it is when it is printable UTF-8, else in git's C quoting. */
+export function pathName(bytes: Buffer): string {
+  try {
+    const text = utf8.decode(bytes);
+    if (!/[\u0000-\u001f"\\\u007f]/.test(text)) return text;
+  } catch {
+    // Not UTF-8: quoted below.
+  }
+  const escapes: Record<number, string> = { 7: "\\a", 8: "\\b", 9: "\\t", 10: "\\n", 11: "\\v", 12: "\\f", 13: "\\r", 34: '\\"', 92: "\\\\" };
+  let out = '"';
+  for (const byte of bytes) {
+    if (escapes[byte]) out += escapes[byte];
+    else if (byte < 0x20 || byte >= 0x7f) out += `\\${byte.toString(8).padStart(3, "0")}`;
+    else out += String.fromCharCode(byte);
+  }
+  return `${out}"`;
 }

@@ -2,15 +2,16 @@
 // cluster: a real `evidence collect` process serving a checkout made here, and a real `evidence
 // export` process given the recorded outcome and the collector's address as Berth gives them. A
 // registry that refuses everything (the termination message says why, the credential appears
-// nowhere, the export gives up at its deadline), a collector that is gone, and one that could not
-// collect. Pushing to a real registry is test/registry/evidence-registry.test.ts.
+// nowhere, the export gives up at its deadline), a collector that is gone, and a runtime that
+// removed the checkout's .git. Pushing to a real registry is test/registry/evidence-registry.test.ts.
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import https from "node:https";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { evidence, evidenceLoopback, PASSWORD } from "../support/evidence-loopback.js";
+import { collectedEvidenceSchema } from "../../functions/evidence/collected.js";
+import { evidence, evidenceLoopback, PASSWORD, until } from "../support/evidence-loopback.js";
 import { tempDirs } from "../support/temp.js";
 import { makeTestPKI } from "../support/tls.js";
 
@@ -71,22 +72,18 @@ describe("evidence collect and evidence export over loopback, when the push cann
     expect(reported(terminationLog)).toMatchObject({ state: "Failed", reason: "NoEvidence", message: expect.stringContaining("ECONNREFUSED") });
   });
 
-  it("when the collector could not collect, says why at once and does not wait for the deadline", async () => {
+  it("when the runtime removed the checkout's .git, still serves the patch, made against the copy taken before it ran", async () => {
     const w = await workload();
-    // The runtime removed the checkout's objects, so the base of a changed file cannot be read.
-    execFileSync("rm", ["-rf", join(w.src, ".git/objects")]);
+    execFileSync("rm", ["-rf", join(w.src, ".git")]);
     runtimeWorks(w);
-    const { env, terminationLog } = exportEnv(w, "127.0.0.1:1/berth/evidence", { BERTH_EXPORT_DEADLINE_SECONDS: "600" });
-    const exporter = evidence("export", env);
-    cleanups.push(exporter.stop);
-    expect(await exporter.exited, exporter.output()).toBe(1);
-    expect(reported(terminationLog)).toEqual({
-      state: "Failed",
-      reason: "NoEvidence",
-      message: expect.stringMatching(/^the collector could not collect: cannot read app\.js \(blob [0-9a-f]{40}\)/),
-      attempts: 1,
-      lastAttemptAt: expect.any(String),
+    const res = await until("the evidence", async () => {
+      const r = await fetch(`http://127.0.0.1:${w.port}/evidence`);
+      return r.status === 503 ? undefined : r;
     });
+    expect(res.status).toBe(200);
+    const evidence = collectedEvidenceSchema.parse(await res.json());
+    expect(evidence).toMatchObject({ commit: w.commit, notCollected: null, leftOut: [] });
+    expect(Buffer.from(evidence.patch!, "base64").toString()).toContain("-console.log('hello');\n+console.log('hello, world');\n");
   });
 
 });

@@ -114,7 +114,9 @@ export function evidenceLoopback(tempDir: (prefix: string) => string, cleanups: 
     git(src, "checkout", "-q", "--detach", commit);
 
     const port = await freePort();
-    const collector = evidence("collect", { BERTH_CHECKOUT_DIR: src, BERTH_EVIDENCE_PORT: String(port), BERTH_VERIFICATION_RESULT: join(dir, ".berth/verification.json") });
+    const baselineDir = join(dir, "collector");
+    mkdirSync(baselineDir);
+    const collector = evidence("collect", { BERTH_CHECKOUT_DIR: src, BERTH_EVIDENCE_PORT: String(port), BERTH_VERIFICATION_RESULT: join(dir, ".berth/verification.json"), BERTH_BASELINE_DIR: baselineDir });
     cleanups.push(collector.stop);
     await until("the collector's startup probe", async () => ((await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined))?.status === 200 ? true : undefined));
     return { dir, src, commit, port, collector };

@@ -1,271 +1,410 @@
-// The collector's patch, checked against the real git: a repository made here, a working tree
-// changed the ways an agent changes one, and `git apply` of the patch on a clean clone of the
-// checked-out commit, which must give back the same files, byte for byte, mode for mode (binary
-// files are named in the patch, not carried, and are left out of the comparison). Then the
-// baseline's defences: a blob changed in .git after the start, a HEAD moved after the start, and
-// the verification result the runtime writes.
+// The collector's patch, judged by the real git CLI. Each case makes a repository, checks it out
+// as Berth's checkout leaves it, lets the collector copy its baseline, does to the working tree
+// and .git what a runtime does, and makes the patch. Then git is the judge:
+// - the tree git itself makes of the runtime's working tree (`add -A` against a pristine clone,
+//   with what the case expects left out put back) is the one `git apply --index` of the patch
+//   gives on a fresh clone of the commit;
+// - plain `git apply` takes the patch too;
+// - what is left out is named, and nothing else is.
+// The case table in docs/lifecycle.md is this table. Then the collector's answers.
 import { execFileSync } from "node:child_process";
-import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { deflateSync } from "node:zlib";
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import { gitBlobId, keptBaseline, readBaseline, TamperedBlob } from "../../functions/evidence/baseline.js";
+import { keptBaseline } from "../../functions/evidence/baseline.js";
 import { type RunningCollector, startCollector } from "../../functions/evidence/collect.js";
 import { collectedEvidenceSchema } from "../../functions/evidence/collected.js";
-import { quotePath } from "../../functions/evidence/patch-entry.js";
 import { firstBytes, MAX_OUTPUT_BYTES, parseVerification, readVerification } from "../../functions/evidence/verification.js";
-import { worktreePatch } from "../../functions/evidence/worktree-patch.js";
+import { pathName, worktreePatch } from "../../functions/evidence/worktree-patch.js";
 import { tempDirs } from "../support/temp.js";
 
 const tempDir = tempDirs();
 
-function git(cwd: string, ...args: string[]): string {
-  return execFileSync("git", ["-c", "user.email=test@berth.invalid", "-c", "user.name=test", "-c", "init.defaultBranch=main", "-c", "core.autocrlf=false", ...args], { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+const IDENTITY = ["-c", "user.email=test@berth.invalid", "-c", "user.name=test", "-c", "init.defaultBranch=main", "-c", "protocol.file.allow=always"];
+/** git as a developer runs it, without this machine's own config. */
+function git(cwd: string, args: string[], env: Record<string, string> = {}): string {
+  return execFileSync("git", [...IDENTITY, ...args], {
+    cwd,
+    encoding: "latin1",
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { PATH: process.env.PATH, HOME: cwd, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null", ...env },
+  });
 }
 
-function write(root: string, path: string, content: string | Buffer): void {
-  mkdirSync(join(root, path, ".."), { recursive: true });
-  writeFileSync(join(root, path), content);
+/** Writes `content` at `path` under `root`; a Buffer path is a name that is not UTF-8. */
+function write(root: string, path: string | Buffer, content: string | Buffer): void {
+  if (typeof path === "string") mkdirSync(join(root, path, ".."), { recursive: true });
+  writeFileSync(Buffer.concat([Buffer.from(`${root}/`), Buffer.from(path)]), content);
 }
 
-/** A repository with one commit holding `files`, checked out detached as the checkout container leaves it. */
-function repository(files: Record<string, string | Buffer>, setup?: (dir: string) => void): { dir: string; commit: string } {
+interface Repository {
+  dir: string;
+  commit: string;
+  /** A clone made before the runtime starts, with the checkout's settings: git's own view of the commit. */
+  pristine: string;
+}
+
+interface Made {
+  /** Files of the commit (path: content; a `-> target` string is a symbolic link). */
+  files: Record<string, string | Buffer>;
+  /** Run in the new repository before the commit (settings, attributes, an alternate). */
+  setup?: (dir: string) => void;
+  /** `git init` options (an object format). */
+  init?: string[];
+  /** Checkout settings; the pristine clone takes those of core (git's own view has no filter commands). */
+  config?: Record<string, string>;
+  /** Run on the checkout before the collector copies it. */
+  after?: (dir: string) => void;
+}
+
+function repository(made: Made): Repository {
   const dir = join(tempDir("berth-evidence-repo-"), "src");
   mkdirSync(dir);
-  git(dir, "init", "-q");
-  for (const [path, content] of Object.entries(files)) write(dir, path, content);
-  setup?.(dir);
-  git(dir, "add", "-A");
-  git(dir, "commit", "-q", "-m", "base");
-  const commit = git(dir, "rev-parse", "HEAD").trim();
-  git(dir, "checkout", "-q", "--detach", commit);
-  return { dir, commit };
-}
-
-/** Every file and link under `root` but .git: path -> mode and content (a link's is its target). */
-function snapshot(root: string, skip: (path: string) => boolean = () => false): Map<string, string> {
-  const out = new Map<string, string>();
-  const walk = (dir: string, prefix: string) => {
-    for (const name of readdirSync(dir)) {
-      if (name === ".git") continue;
-      const path = prefix + name;
-      const absolute = join(dir, name);
-      const stat = lstatSync(absolute);
-      if (stat.isDirectory()) walk(absolute, `${path}/`);
-      else if (skip(path)) continue;
-      else if (stat.isSymbolicLink()) out.set(path, `link -> ${readlinkSync(absolute)}`);
-      else out.set(path, `${stat.mode & 0o100 ? "755" : "644"} ${readFileSync(absolute).toString("base64")}`);
-    }
-  };
-  walk(root, "");
-  return out;
-}
-
-/** Applies `patch` with the real git on a fresh clone of `commit`, and returns the clone's snapshot. */
-function applyOnClone(origin: string, commit: string | null, patch: string, exclude: string[] = []): string {
-  const clone = join(tempDir("berth-evidence-clone-"), "src");
-  if (commit) {
-    git(origin, "clone", "-q", "--no-checkout", origin, clone);
-    git(clone, "checkout", "-q", "--detach", commit);
-  } else {
-    mkdirSync(clone);
-    git(clone, "init", "-q");
+  git(dir, ["init", "-q", ...(made.init ?? [])]);
+  for (const [key, value] of Object.entries(made.config ?? {})) git(dir, ["config", key, value]);
+  for (const [path, content] of Object.entries(made.files)) {
+    if (typeof content === "string" && content.startsWith("-> ")) {
+      mkdirSync(join(dir, path, ".."), { recursive: true });
+      symlinkSync(content.slice(3), join(dir, path));
+    } else write(dir, path, content);
   }
-  const patchFile = join(clone, "..", "changes.patch");
-  writeFileSync(patchFile, patch);
-  git(clone, "apply", "--whitespace=nowarn", ...exclude.map((p) => `--exclude=${p}`), patchFile);
+  made.setup?.(dir);
+  git(dir, ["add", "-A"]);
+  git(dir, ["commit", "-q", "--allow-empty", "-m", "base"]);
+  const commit = git(dir, ["rev-parse", "HEAD"]).trim();
+  git(dir, ["checkout", "-q", "--detach", commit]);
+  // As the checkout leaves it: every file written from the commit, the index fresh.
+  rmSync(join(dir, ".git/index"));
+  for (const path of Object.keys(made.files)) rmSync(join(dir, path), { force: true });
+  git(dir, ["checkout", "-q", "-f", commit]);
+  made.after?.(dir);
+  const pristine = join(tempDir("berth-evidence-pristine-"), "src");
+  git(dir, ["clone", "-q", "--no-local", "--no-checkout", dir, pristine]);
+  for (const [key, value] of Object.entries(made.config ?? {})) if (key.startsWith("core.")) git(pristine, ["config", key, value]);
+  return { dir, commit, pristine };
+}
+
+/** The tree git makes of `workTree` with the pristine clone's objects and settings, `leftOut` put back as the commit has them. */
+function gitsOwnTree(repo: Repository, workTree: string, leftOut: string[]): string {
+  const env = { GIT_DIR: join(repo.pristine, ".git"), GIT_WORK_TREE: workTree, GIT_INDEX_FILE: join(tempDir("berth-evidence-index-"), "index"), GIT_LITERAL_PATHSPECS: "1" };
+  git(repo.pristine, ["read-tree", repo.commit], env);
+  try {
+    git(repo.pristine, ["add", "-A", "--ignore-errors"], env);
+  } catch {
+    // Paths git refuses are named by the collector; the rest is added.
+  }
+  for (const path of leftOut) git(repo.pristine, ["reset", "-q", repo.commit, "--", path], env);
+  return git(repo.pristine, ["write-tree"], env).trim();
+}
+
+/** A fresh clone of the commit, the patch applied with `args`; returns the clone. */
+function applied(repo: Repository, patch: Buffer, args: string[]): string {
+  const clone = join(tempDir("berth-evidence-clone-"), "src");
+  git(repo.pristine, ["clone", "-q", "--no-local", "--no-checkout", repo.pristine, clone]);
+  git(clone, ["checkout", "-q", "--detach", repo.commit]);
+  const file = join(clone, "..", "changes.patch");
+  writeFileSync(file, patch);
+  git(clone, ["apply", "--whitespace=nowarn", ...args, file]);
   return clone;
 }
 
+interface PatchCase {
+  name: string;
+  /** What Berth's collector did at 539ceab (isomorphic-git and a patch written in JavaScript). */
+  before: string;
+  repository: Made;
+  runtime: (dir: string) => void;
+  /** Paths the patch must name and leave out; none when omitted. */
+  leftOut?: string[];
+  files?: { added: number; modified: number; deleted: number };
+}
+
+/** What the checkout's filter command would create if anything ran it. */
+const FILTER_RAN = join(tempDir("berth-evidence-filter-"), "ran");
+
 const lines = (n: number, word: string) => Array.from({ length: n }, (_, i) => `${word} ${i + 1}`).join("\n") + "\n";
+const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x01, 0xff, 0x00]);
 
-describe("the working tree's patch, applied by git", () => {
-  it("reproduces every text file, link and mode the runtime left, and names the binary files", async () => {
-    const binary = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x01, 0xff]);
-    const { dir, commit } = repository(
-      {
-        "README.md": lines(40, "line"),
-        "src/deleted.txt": "going away\n",
-        "src/kept.txt": "unchanged\n",
-        "noeol.txt": "first\nlast without newline",
-        "gains-eol.txt": "no newline yet",
-        "becomes-empty.txt": "something\n",
-        "empty-deleted.txt": "",
-        "crlf.txt": "one\r\ntwo\r\nthree\r\n",
-        "bom.txt": "\ufeffwith a byte-order mark\n",
-        "run.sh": "#!/bin/sh\necho hi\n",
-        "logo.bin": binary,
-        "latin1.txt": Buffer.from("caf\xe9\n", "latin1"),
-        "link-changed": "",
-        "rewritten.txt": lines(20_000, "old"),
-        ".gitignore": "build/\n",
+export const PATCH_CASES: PatchCase[] = [
+  {
+    name: "text edits, additions, deletions, modes, links, line endings, a file that becomes a directory",
+    before: "applied",
+    repository: { files: { "README.md": lines(40, "line"), "gone.txt": "x\n", "noeol.txt": "a\nb", "crlf.txt": "one\r\ntwo\r\n", "run.sh": "#!/bin/sh\n", link: "-> README.md", swap: "file\n", "empty.txt": "" } },
+    runtime: (d) => {
+      write(d, "README.md", lines(40, "line").replace("line 3\n", "line three\n"));
+      unlinkSync(join(d, "gone.txt"));
+      write(d, "noeol.txt", "a\nb\nc");
+      write(d, "crlf.txt", "one\r\n2\r\n");
+      chmodSync(join(d, "run.sh"), 0o755);
+      unlinkSync(join(d, "link"));
+      symlinkSync("../outside/the/checkout", join(d, "link"));
+      unlinkSync(join(d, "swap"));
+      write(d, "swap/inside.txt", "now a directory\n");
+      write(d, "dir with space/naïve \"quoted\".txt", "quoted path\n");
+      write(d, "empty.txt", "not empty\n");
+    },
+    files: { added: 2, modified: 6, deleted: 2 },
+  },
+  {
+    name: "binary files changed and added",
+    before: "named only (`Binary files ... differ`): `git apply` refused the whole patch",
+    repository: { files: { "logo.png": PNG, "a.txt": "a\n" } },
+    runtime: (d) => {
+      write(d, "logo.png", Buffer.concat([PNG, Buffer.from([1, 2, 3])]));
+      write(d, "new.bin", Buffer.from([0, 1, 2, 3, 255]));
+      write(d, "a.txt", "b\n");
+    },
+    files: { added: 1, modified: 2, deleted: 0 },
+  },
+  {
+    name: "a Latin-1 text file",
+    before: "called binary and named only: `git apply` refused the whole patch",
+    repository: { files: { "latin1.txt": Buffer.from("caf\xe9\n", "latin1") } },
+    runtime: (d) => write(d, "latin1.txt", Buffer.from("caf\xe9 au lait\n", "latin1")),
+  },
+  {
+    name: "file names that are not UTF-8, and base paths isomorphic-git refuses (a backslash, `...`, ` /x`)",
+    before: "the baseline failed (isomorphic-git: `The filepath \" \" contains unsafe character sequences`)",
+    repository: { files: { "back\\slash.txt": "1\n", "...": "2\n", " /x": "3\n" } },
+    runtime: (d) => {
+      write(d, "back\\slash.txt", "one\n");
+      write(d, "...", "two\n");
+      write(d, " /x", "three\n");
+      write(d, Buffer.from("n\xffme.txt", "latin1"), "not UTF-8\n");
+    },
+    files: { added: 1, modified: 3, deleted: 0 },
+  },
+  {
+    name: ".gitattributes conversions on untouched files (eol=crlf, text=auto, ident, working-tree-encoding) and core.autocrlf",
+    before: "6 files counted as modified where 1 was",
+    repository: {
+      files: {
+        ".gitattributes": "*.crlf eol=crlf\n*.txt text=auto\n*.id ident\n*.utf16 text working-tree-encoding=UTF-16\n",
+        "a.crlf": "one\ntwo\n",
+        "b.txt": "three\n",
+        "c.id": "$Id$\n",
+        "d.utf16": Buffer.from("\ufeffwide\n", "utf16le"),
+        "changed.txt": "before\n",
       },
-      (d) => {
-        rmSync(join(d, "link-changed"));
-        symlinkSync("README.md", join(d, "link-changed"));
+      config: { "core.autocrlf": "true" },
+    },
+    runtime: (d) => write(d, "changed.txt", "after\r\n"),
+    files: { added: 0, modified: 1, deleted: 0 },
+  },
+  {
+    name: "a clean/smudge filter in the checkout's config",
+    before: "the same: no command ran",
+    repository: {
+      files: { ".gitattributes": "*.secret filter=run\n", "a.secret": "kept\n" },
+      config: { "filter.run.clean": `touch ${FILTER_RAN} && cat`, "filter.run.smudge": "cat" },
+    },
+    runtime: (d) => write(d, "b.txt", "new\n"),
+    files: { added: 1, modified: 0, deleted: 0 },
+  },
+  {
+    name: "paths git apply refuses: `.GIT/config`, `git~1/x`, a symbolic link .gitmodules",
+    before: "carried and not named: `git apply` refused the whole patch",
+    repository: { files: { "a.txt": "a\n" } },
+    runtime: (d) => {
+      write(d, ".GIT/config", "[core]\n");
+      write(d, "git~1/x", "x\n");
+      symlinkSync("a.txt", join(d, ".gitmodules"));
+      write(d, "a.txt", "still carried\n");
+    },
+    leftOut: [".GIT/config", "git~1/x", ".gitmodules"],
+    files: { added: 0, modified: 1, deleted: 0 },
+  },
+  {
+    name: "the runtime removes .git",
+    before: "500 (`cannot read a.txt (blob ...) from the checkout's .git`), and nothing was exported",
+    repository: { files: { "a.txt": "a\n", "b.txt": "b\n" } },
+    runtime: (d) => {
+      rmSync(join(d, ".git"), { recursive: true });
+      write(d, "a.txt", "changed\n");
+    },
+  },
+  {
+    name: "the runtime rewrites history and prunes",
+    before: "500 (`Could not find <blob>`), and nothing was exported",
+    repository: { files: { "a.txt": "a\n" } },
+    runtime: (d) => {
+      write(d, "a.txt", "rewritten\n");
+      git(d, ["checkout", "-q", "--orphan", "fresh"]);
+      git(d, ["add", "-A"]);
+      git(d, ["commit", "-q", "-m", "history rewritten"]);
+      git(d, ["branch", "-D", "main"]);
+      git(d, ["reflog", "expire", "--expire=now", "--all"]);
+      git(d, ["gc", "-q", "--prune=now"]);
+      write(d, "a.txt", "and changed again\n");
+    },
+  },
+  {
+    name: "repositories inside the checkout: a clone with a commit, an empty `git init`",
+    before: "not named; the nested repositories' files carried as the checkout's own",
+    repository: { files: { "a.txt": "a\n" } },
+    runtime: (d) => {
+      const nested = join(d, "vendor/lib");
+      mkdirSync(nested, { recursive: true });
+      git(nested, ["init", "-q"]);
+      write(nested, "f.txt", "f\n");
+      git(nested, ["add", "-A"]);
+      git(nested, ["commit", "-q", "-m", "nested"]);
+      mkdirSync(join(d, "empty"));
+      git(join(d, "empty"), ["init", "-q"]);
+      write(d, "a.txt", "b\n");
+    },
+    leftOut: ["vendor/lib", "empty"],
+    files: { added: 1, modified: 1, deleted: 0 },
+  },
+  {
+    name: "a checkout in SHA-256 object format",
+    before: "the patch failed after the runtime had run (`Could not find <sha-256 id>`)",
+    repository: { files: { "a.txt": "a\n", "b.bin": PNG }, init: ["--object-format=sha256"] },
+    runtime: (d) => {
+      write(d, "a.txt", "b\n");
+      write(d, "b.bin", Buffer.concat([PNG, PNG]));
+    },
+  },
+  {
+    name: "a checkout whose objects are in an alternate",
+    before: "the patch failed after the runtime had run (`Could not find <blob>`)",
+    repository: {
+      files: { "a.txt": "a\n", "b.bin": PNG },
+      after: (d) => {
+        // Every object moved to a shared store the collector can read.
+        git(d, ["repack", "-q", "-a", "-d"]);
+        git(d, ["prune-packed"]);
+        const shared = join(tempDir("berth-evidence-alternate-"), "objects");
+        mkdirSync(shared);
+        execFileSync("mv", [join(d, ".git/objects/pack"), shared]);
+        mkdirSync(join(d, ".git/objects/pack"));
+        writeFileSync(join(d, ".git/objects/info/alternates"), `${shared}\n`);
       },
-    );
-    const baseline = await readBaseline(dir);
-    expect(baseline.commit).toBe(commit);
+    },
+    runtime: (d) => write(d, "a.txt", "b\n"),
+  },
+  {
+    name: "a file over the cap beside small changes",
+    before: "counted and marked truncated, not named",
+    repository: { files: { "a.txt": "a\n", "big.bin": "small\n" } },
+    runtime: (d) => {
+      write(d, "big.bin", Buffer.alloc(9 * 1024 * 1024, 7));
+      write(d, "huge-new.log", Buffer.alloc(9 * 1024 * 1024, 65));
+      write(d, "a.txt", "b\n");
+    },
+    leftOut: ["big.bin", "huge-new.log"],
+    files: { added: 1, modified: 2, deleted: 0 },
+  },
+  {
+    name: "the runtime removes the checkout directory",
+    before: "500 (`cannot read a.txt ...`): the .git went with it",
+    repository: { files: { "a.txt": "a\n", "sub/b.txt": "b\n" } },
+    runtime: (d) => rmSync(d, { recursive: true }),
+    files: { added: 0, modified: 0, deleted: 2 },
+  },
+];
 
-    // The runtime's work.
-    write(dir, "README.md", lines(40, "line").replace("line 3\n", "line three\n").replace("line 30\n", "line 30\nline 30.5\n"));
-    unlinkSync(join(dir, "src/deleted.txt"));
-    unlinkSync(join(dir, "empty-deleted.txt"));
-    write(dir, "new/deeper/added.txt", "hello\nworld\n");
-    write(dir, "new/empty.txt", "");
-    write(dir, "noeol.txt", "first\nsecond\nlast without newline");
-    write(dir, "gains-eol.txt", "no newline yet\n");
-    write(dir, "becomes-empty.txt", "");
-    write(dir, "crlf.txt", "one\r\n2\r\nthree\r\n");
-    write(dir, "bom.txt", "\ufeffwith a byte-order mark, changed\n");
-    chmodSync(join(dir, "run.sh"), 0o755);
-    write(dir, "logo.bin", Buffer.concat([binary, Buffer.from([0x02])]));
-    write(dir, "new/picture.bin", Buffer.from([0, 1, 2, 3]));
-    write(dir, "latin1.txt", Buffer.from("caf\xe9 au lait\n", "latin1"));
-    write(dir, "build/out.txt", "ignored by .gitignore, yet the agent's output\n");
-    write(dir, "dir with space/naïve \"quoted\".txt", "quoted path\n");
-    rmSync(join(dir, "link-changed"));
-    symlinkSync("new/deeper/added.txt", join(dir, "link-changed"));
-    symlinkSync("../outside/the/checkout", join(dir, "new/link"));
-    write(dir, "rewritten.txt", lines(20_000, "new"));
-    mkdirSync(join(dir, "vendor/lib/.git"), { recursive: true });
-    write(dir, "vendor/lib/.git/HEAD", "a nested repository's git dir is not part of the patch\n");
+describe("the working tree's patch, judged by git", () => {
+  it.each(PATCH_CASES)("$name", async (c) => {
+    const repo = repository(c.repository);
+    rmSync(FILTER_RAN, { force: true });
+    const baseline = await keptBaseline(repo.dir, tempDir("berth-evidence-baseline-"));
+    expect(baseline.commit).toBe(repo.commit);
+    c.runtime(repo.dir);
 
-    const { patch, truncated, files } = await worktreePatch(dir, baseline);
-    expect(truncated).toBe(false);
-    // Deleted: src/deleted.txt, empty-deleted.txt. Added: new/deeper/added.txt, new/empty.txt,
-    // new/picture.bin, build/out.txt, the quoted one, new/link.
-    expect(files).toEqual({ added: 6, modified: 11, deleted: 2 });
-    const binaries = ["logo.bin", "new/picture.bin", "latin1.txt"];
-    expect(patch).toContain("diff --git a/logo.bin b/logo.bin\nindex ");
-    expect(patch).toContain("\nBinary files a/logo.bin and b/logo.bin differ\n");
-    expect(patch).toContain("\nBinary files /dev/null and b/new/picture.bin differ\n");
-    expect(patch).toContain("diff --git a/new/empty.txt b/new/empty.txt\nnew file mode 100644\nindex 0000000000000000000000000000000000000000..e69de29bb2d1d6434b8b29ae775ad8c2e48c5391\n");
-    expect(patch).toContain("diff --git a/run.sh b/run.sh\nold mode 100644\nnew mode 100755\n");
-    expect(patch).toContain("\n--- a/src/deleted.txt\n+++ /dev/null\n");
-    expect(patch).toContain("\\ No newline at end of file\n");
-    expect(patch).not.toContain(".git/");
-    expect(patch).not.toContain("kept.txt");
-    // Paths in byte order, as git writes them (the quoted one aside).
-    const order = [...patch.matchAll(/^diff --git a\/(\S+) /gm)].map((m) => m[1]);
-    expect(order).toContain("new/deeper/added.txt");
-    expect(order).toEqual([...order].sort((a, b) => Buffer.compare(Buffer.from(a!), Buffer.from(b!))));
+    const made = await worktreePatch(repo.dir, baseline);
+    // No command of the checkout's config ran.
+    expect(existsSync(FILTER_RAN)).toBe(false);
+    expect(made.leftOut.map((l) => l.path).sort()).toEqual([...(c.leftOut ?? [])].sort());
+    if (c.files) expect(made.files).toEqual(c.files);
+    expect(made.patch.length).toBeGreaterThan(0);
 
-    // Not UTF-8, so named as binary: the patch travels as a JSON string.
-    expect(patch).toContain("\nBinary files a/latin1.txt and b/latin1.txt differ\n");
-    const clone = applyOnClone(dir, commit, patch, binaries);
-    const isBinary = (p: string) => binaries.includes(p);
-    expect(snapshot(clone, isBinary)).toEqual(snapshot(dir, (p) => isBinary(p) || p.startsWith("vendor/lib/.git")));
+    const workTree = existsSync(repo.dir) ? repo.dir : tempDir("berth-evidence-gone-");
+    const want = gitsOwnTree(repo, workTree, c.leftOut ?? []);
+    expect(want).not.toBe(git(repo.pristine, ["rev-parse", `${repo.commit}^{tree}`]).trim());
+    const indexed = applied(repo, made.patch, ["--index"]);
+    expect(git(indexed, ["write-tree"]).trim()).toBe(want);
+    const plain = applied(repo, made.patch, []);
+    git(plain, ["add", "-A"]);
+    expect(git(plain, ["write-tree"]).trim()).toBe(want);
+  });
+
+  it("is empty when nothing changed, attributes or not", async () => {
+    const repo = repository({ files: { ".gitattributes": "* text=auto eol=crlf\n", "a.txt": "a\nb\n", "b.png": PNG } });
+    const baseline = await keptBaseline(repo.dir, tempDir("berth-evidence-baseline-"));
+    expect(await worktreePatch(repo.dir, baseline)).toEqual({ patch: Buffer.alloc(0), leftOut: [], files: { added: 0, modified: 0, deleted: 0 } });
   });
 
   it("with no checkout, adds every file to an empty repository", async () => {
     const dir = join(tempDir("berth-evidence-nocheckout-"), "src");
     write(dir, "a.txt", "a\n");
-    write(dir, "sub/b.txt", "b");
-    const baseline = await readBaseline(dir);
+    write(dir, "sub/b.bin", PNG);
+    const baseline = await keptBaseline(dir, tempDir("berth-evidence-baseline-"));
     expect(baseline.commit).toBeNull();
     const { patch, files } = await worktreePatch(dir, baseline);
     expect(files).toEqual({ added: 2, modified: 0, deleted: 0 });
-    const clone = applyOnClone(dir, null, patch);
-    expect(snapshot(clone)).toEqual(snapshot(dir));
+    const clone = join(tempDir("berth-evidence-clone-"), "src");
+    mkdirSync(clone);
+    git(clone, ["init", "-q"]);
+    writeFileSync(join(clone, "..", "p"), patch);
+    git(clone, ["apply", "--index", join(clone, "..", "p")]);
+    expect(readFileSync(join(clone, "sub/b.bin"))).toEqual(PNG);
   });
 
-  it("with no checkout directory at all, proposes nothing", async () => {
-    const dir = join(tempDir("berth-evidence-nodir-"), "missing");
-    const baseline = await readBaseline(dir);
-    expect(await worktreePatch(dir, baseline)).toEqual({ patch: "", truncated: false, files: { added: 0, modified: 0, deleted: 0 } });
-  });
-
-  it("past the cap, keeps whole entries only, says so, and what it keeps still applies", async () => {
-    const { dir, commit } = repository({ "a.txt": "a\n", "b.txt": "b\n", "c.txt": "c\n" });
-    const baseline = await readBaseline(dir);
-    write(dir, "a.txt", "a changed\n");
-    write(dir, "b.txt", lines(200, "big"));
-    write(dir, "c.txt", "c changed\n");
-    const full = await worktreePatch(dir, baseline);
-    const capped = await worktreePatch(dir, baseline, 1024);
-    expect(Buffer.byteLength(full.patch)).toBeGreaterThan(1024);
-    expect(capped.truncated).toBe(true);
-    expect(capped.files).toEqual(full.files);
-    expect(Buffer.byteLength(capped.patch)).toBeLessThanOrEqual(1024);
-    expect(capped.patch).toContain("diff --git a/a.txt b/a.txt");
-    expect(capped.patch).not.toContain("b.txt");
-    // A smaller entry after the one that did not fit is kept.
-    expect(capped.patch).toContain("diff --git a/c.txt b/c.txt");
-    const clone = applyOnClone(dir, commit, capped.patch);
+  it("past the cap, keeps whole entries in git's order, names the rest, and what it keeps applies", async () => {
+    const repo = repository({ files: { "a.txt": "a\n", "b.txt": "b\n", "c.txt": "c\n" } });
+    const baseline = await keptBaseline(repo.dir, tempDir("berth-evidence-baseline-"));
+    write(repo.dir, "a.txt", "a changed\n");
+    write(repo.dir, "b.txt", lines(200, "big"));
+    write(repo.dir, "c.txt", "c changed\n");
+        // b.txt itself is under the cap; its part of the patch is not.
+    const capped = await worktreePatch(repo.dir, baseline, 1600);
+    expect(capped.patch.length).toBeLessThanOrEqual(1600);
+    expect(capped.leftOut).toEqual([{ path: "b.txt", reason: "its part of the patch would pass the patch's cap of 1600 bytes" }]);
+    expect(capped.files).toEqual({ added: 0, modified: 3, deleted: 0 });
+    const clone = applied(repo, capped.patch, ["--index"]);
     expect(readFileSync(join(clone, "a.txt"), "utf8")).toBe("a changed\n");
     expect(readFileSync(join(clone, "b.txt"), "utf8")).toBe("b\n");
     expect(readFileSync(join(clone, "c.txt"), "utf8")).toBe("c changed\n");
   });
 
-  it("quotes paths the way git does", () => {
-    expect(quotePath("a/plain path.txt")).toBe("a/plain path.txt");
-    expect(quotePath('a/tab\there "q" \\')).toBe('"a/tab\\there \\"q\\" \\\\"');
-    expect(quotePath("a/naïve")).toBe('"a/na\\303\\257ve"');
-  });
-});
-
-describe("the trusted baseline", () => {
-  it("gives the id git gives", () => {
-    const { dir } = repository({ "x.txt": "some content\n" });
-    expect(gitBlobId(Buffer.from("some content\n"))).toBe(git(dir, "rev-parse", "HEAD:x.txt").trim());
+  it("a collector restarted while the runtime runs keeps the copy made at its first start", async () => {
+    const repo = repository({ files: { "a.txt": "one\n" } });
+    const dir = tempDir("berth-evidence-baseline-");
+    await keptBaseline(repo.dir, dir);
+    write(repo.dir, "a.txt", "two\n");
+    git(repo.dir, ["commit", "-q", "-am", "the agent commits"]);
+    const restarted = await keptBaseline(repo.dir, dir);
+    expect(restarted.commit).toBe(repo.commit);
+    expect((await worktreePatch(repo.dir, restarted)).patch.toString()).toContain("-one\n+two\n");
   });
 
-  it("refuses a base blob changed in .git after the start: it does not hash to its id", async () => {
-    const { dir } = repository({ "a.txt": "original\n", "b.txt": "other\n" });
-    const baseline = await readBaseline(dir);
-    const oid = git(dir, "rev-parse", "HEAD:a.txt").trim();
-    // The runtime rewrites the loose object so that the patch would hide what it changed.
-    const object = join(dir, ".git/objects", oid.slice(0, 2), oid.slice(2));
-    chmodSync(object, 0o644);
-    writeFileSync(object, deflateSync(Buffer.from("blob 8\0innocent")));
-    write(dir, "a.txt", "original\nplus a backdoor\n");
-    const failure = await worktreePatch(dir, baseline).then(
-      () => undefined,
-      (err: unknown) => err,
-    );
-    expect(failure).toBeInstanceOf(TamperedBlob);
-    expect((failure as Error).message).toContain(`blob ${oid}`);
-    expect((failure as Error).message).toContain("hashes to");
+  it("refuses, before the runtime starts, a checkout it cannot copy, naming why", async () => {
+    const alternate = repository({ files: { "a.txt": "a\n" } });
+    // The objects live in an alternate the collector cannot reach (another volume).
+    const elsewhere = join(tempDir("berth-evidence-elsewhere-"), "objects");
+    git(alternate.dir, ["repack", "-q", "-a", "-d"]);
+    mkdirSync(elsewhere);
+    execFileSync("cp", ["-a", join(alternate.dir, ".git/objects/pack"), elsewhere]);
+    rmSync(join(alternate.dir, ".git/objects/pack"), { recursive: true });
+    writeFileSync(join(alternate.dir, ".git/objects/info/alternates"), "/nonexistent/objects\n");
+    await expect(keptBaseline(alternate.dir, tempDir("berth-evidence-baseline-"))).rejects.toThrow(/HEAD|object/);
+
+    const big = repository({ files: { "a.bin": randomBytes(4096) } });
+    await expect(keptBaseline(big.dir, tempDir("berth-evidence-baseline-"), 1024)).rejects.toThrow(/more than the 0.0 MiB the collector's volume keeps/);
+
+    const worktree = join(tempDir("berth-evidence-linked-"), "src");
+    write(worktree, ".git", "gitdir: /elsewhere\n");
+    await expect(keptBaseline(worktree, tempDir("berth-evidence-baseline-"))).rejects.toThrow(/is not a directory/);
   });
 
-  it("keeps the commit read at the start when HEAD is moved afterwards", async () => {
-    const { dir, commit } = repository({ "a.txt": "one\n" });
-    const baseline = await readBaseline(dir);
-    write(dir, "a.txt", "two\n");
-    git(dir, "commit", "-q", "-am", "the agent commits");
-    expect(git(dir, "rev-parse", "HEAD").trim()).not.toBe(commit);
-    const { patch, files } = await worktreePatch(dir, baseline);
-    expect(baseline.commit).toBe(commit);
-    expect(files.modified).toBe(1);
-    expect(patch).toContain("-one\n+two\n");
-  });
-
-  it("a collector restarted while the runtime runs reads the baseline it kept, not the .git the runtime changed", async () => {
-    const { dir, commit } = repository({ "a.txt": "one\n" });
-    const kept = join(tempDir("berth-evidence-kept-"), "baseline.json");
-    expect((await keptBaseline(dir, kept)).commit).toBe(commit);
-    // The runtime commits, and moves HEAD; then the kubelet restarts the collector.
-    write(dir, "a.txt", "two\n");
-    git(dir, "commit", "-q", "-am", "the agent commits");
-    const restarted = await keptBaseline(dir, kept);
-    expect(restarted.commit).toBe(commit);
-    expect((await worktreePatch(dir, restarted)).patch).toContain("-one\n+two\n");
-    // Without the kept file, a second read would take the runtime's HEAD: the file is what protects it.
-    expect((await keptBaseline(dir, undefined)).commit).not.toBe(commit);
-  });
-
-  it("reads packed objects and verifies them too", async () => {
-    const { dir, commit } = repository({ "a.txt": lines(50, "packed") });
-    git(dir, "gc", "-q", "--prune=now");
-    expect(readdirSync(join(dir, ".git/objects/pack")).some((f) => f.endsWith(".pack"))).toBe(true);
-    const baseline = await readBaseline(dir);
-    write(dir, "a.txt", lines(50, "packed").replace("packed 7\n", "changed 7\n"));
-    const { patch } = await worktreePatch(dir, baseline);
-    const clone = applyOnClone(dir, commit, patch);
-    expect(readFileSync(join(clone, "a.txt"), "utf8")).toBe(readFileSync(join(dir, "a.txt"), "utf8"));
+  it("names paths as git does", () => {
+    expect(pathName(Buffer.from("a/plain path.txt"))).toBe("a/plain path.txt");
+    expect(pathName(Buffer.from("naïve"))).toBe("naïve");
+    expect(pathName(Buffer.from('tab\there "q"'))).toBe('"tab\\there \\"q\\""');
+    expect(pathName(Buffer.from("n\xffme", "latin1"))).toBe('"n\\377me"');
   });
 });
 
@@ -276,11 +415,12 @@ describe("the collector's answers", () => {
     collector = undefined;
   });
   const silent = pino({ level: "silent" });
+  const settings = (checkoutDir: string, verificationFile: string) => ({ checkoutDir, port: 0, verificationFile, host: "127.0.0.1", baselineDir: tempDir("berth-evidence-baseline-"), baselineMaxBytes: 64 * 1024 * 1024 });
 
   it("waits for SIGTERM, then serves the evidence once; /done only afterwards", async () => {
-    const { dir, commit } = repository({ "a.txt": "a\n" });
+    const { dir, commit } = repository({ files: { "a.txt": "a\n" } });
     const verificationFile = join(dir, "..", "verification.json");
-    collector = await startCollector({ checkoutDir: dir, port: 0, verificationFile, host: "127.0.0.1" }, silent);
+    collector = await startCollector(settings(dir, verificationFile), silent);
     await collector.ready;
     const url = `http://127.0.0.1:${collector.port}`;
     expect(await (await fetch(`${url}/healthz`)).text()).toBe("ok");
@@ -297,7 +437,8 @@ describe("the collector's answers", () => {
     expect(first.status).toBe(200);
     expect(first.headers.get("content-type")).toBe("application/json");
     const evidence = collectedEvidenceSchema.parse(await first.json());
-    expect(evidence).toMatchObject({ commit, patchTruncated: false, files: { added: 0, modified: 1, deleted: 0 }, verification: { exitCode: 3, output: "2 tests failed" } });
+    expect(evidence).toMatchObject({ commit, notCollected: null, leftOut: [], files: { added: 0, modified: 1, deleted: 0 }, verification: { exitCode: 3, output: "2 tests failed" } });
+    expect(Buffer.from(evidence.patch!, "base64").toString()).toContain("-a\n+b\n");
     // Computed once: a later change is not seen.
     write(dir, "a.txt", "c\n");
     expect(await (await fetch(`${url}/evidence`)).json()).toEqual(evidence);
@@ -309,32 +450,31 @@ describe("the collector's answers", () => {
     expect(done).toBe(true);
   });
 
-  it("answers 500 with the error when a base blob was tampered with", async () => {
-    const { dir } = repository({ "a.txt": "original\n" });
-    collector = await startCollector({ checkoutDir: dir, port: 0, verificationFile: join(dir, "..", "none.json"), host: "127.0.0.1" }, silent);
+  it("serves the outcome's verification and says why there is no patch when the working tree cannot be read", async () => {
+    const { dir } = repository({ files: { "a.txt": "a\n" } });
+    const verificationFile = join(dir, "..", "verification.json");
+    collector = await startCollector(settings(dir, verificationFile), silent);
     await collector.ready;
-    const oid = git(dir, "rev-parse", "HEAD:a.txt").trim();
-    const object = join(dir, ".git/objects", oid.slice(0, 2), oid.slice(2));
-    chmodSync(object, 0o644);
-    writeFileSync(object, deflateSync(Buffer.from("blob 4\0fake")));
-    write(dir, "a.txt", "changed\n");
+    // The runtime replaces the checkout directory with a link to somewhere else.
+    rmSync(dir, { recursive: true });
+    symlinkSync("/etc", dir);
+    writeFileSync(verificationFile, JSON.stringify({ exitCode: 0, output: "ok" }));
     collector.runtimeEnded();
     const res = await fetch(`http://127.0.0.1:${collector.port}/evidence`);
-    expect(res.status).toBe(500);
-    expect(((await res.json()) as { error: string }).error).toContain(`blob ${oid}`);
+    expect(res.status).toBe(200);
+    const evidence = collectedEvidenceSchema.parse(await res.json());
+    expect(evidence).toMatchObject({ patch: null, verification: { exitCode: 0, output: "ok" } });
+    expect(evidence.notCollected).toContain("is now a symbolic link");
   });
 
-  it("answers 500 when the checkout's .git cannot be read", async () => {
+  it("never answers its startup probe when the checkout cannot be copied", async () => {
     const dir = join(tempDir("berth-evidence-broken-"), "src");
     write(dir, ".git/HEAD", "not a ref\n");
-    collector = await startCollector({ checkoutDir: dir, port: 0, verificationFile: join(dir, "..", "none.json"), host: "127.0.0.1" }, silent);
-    await collector.ready;
-    // The startup probe still passes: the runtime runs, and the error is the evidence's.
-    expect((await fetch(`http://127.0.0.1:${collector.port}/healthz`)).status).toBe(200);
-    collector.runtimeEnded();
-    const res = await fetch(`http://127.0.0.1:${collector.port}/evidence`);
-    expect(res.status).toBe(500);
-    expect(((await res.json()) as { error: string }).error).toContain("cannot read the checkout");
+    collector = await startCollector(settings(dir, join(dir, "..", "none.json")), silent);
+    await expect(collector.ready).rejects.toThrow(/cannot copy the checkout/);
+    const probe = await fetch(`http://127.0.0.1:${collector.port}/healthz`);
+    expect(probe.status).toBe(500);
+    expect(await probe.text()).toContain("cannot copy the checkout");
   });
 });
 

@@ -14,7 +14,7 @@ import { kube } from "./objects.js";
 
 // The export of a finished DeveloperWorkspace's evidence, in two parts, because a NetworkPolicy
 // selects pods and a pod's containers share its network:
-// - the collector, a native sidecar beside the runtime: it reads the checked-out commit before the
+// - the collector, a native sidecar beside the runtime: it copies the checked-out commit before the
 //   runtime starts, and once the runtime has exited it makes the patch and serves it on the pod's
 //   network. It holds no credential and reaches nothing.
 // - the export, its own pod: the only one that reaches the registry and holds the push
@@ -71,7 +71,8 @@ export function collectorContainer(e: EvidenceExport): IContainer {
       { name: "BERTH_CHECKOUT_DIR", value: "/workspace/src" },
       { name: "BERTH_EVIDENCE_PORT", value: String(EVIDENCE_PORT) },
       { name: "BERTH_VERIFICATION_RESULT", value: VERIFICATION_RESULT },
-      { name: "BERTH_BASELINE_FILE", value: `${COLLECTOR_DIR}/baseline.json` },
+      { name: "BERTH_BASELINE_DIR", value: COLLECTOR_DIR },
+      { name: "BERTH_BASELINE_MAX_BYTES", value: String(BASELINE_MAX_BYTES) },
     ],
     ports: [{ name: "evidence", containerPort: EVIDENCE_PORT, protocol: "TCP" }],
     // The kubelet starts the runtime only once the collector answers: it has read the commit
@@ -79,7 +80,8 @@ export function collectorContainer(e: EvidenceExport): IContainer {
     startupProbe: { httpGet: { path: "/healthz", port: EVIDENCE_PORT }, periodSeconds: 1, failureThreshold: 60 },
     resources: { requests: e.resources, limits: e.resources },
     securityContext: hardenedContainerSecurityContext(),
-    // Its own scratch, which the runtime does not mount: the baseline it keeps for a restart.
+    // Its own scratch, which the runtime does not mount: the copy of the checked-out commit the
+    // patch is made against, kept there also for a restart.
     volumeMounts: [
       { name: WORKSPACE_VOLUME, mountPath: "/workspace", readOnly: true },
       { name: COLLECTOR_VOLUME.name, mountPath: COLLECTOR_DIR },
@@ -87,8 +89,13 @@ export function collectorContainer(e: EvidenceExport): IContainer {
   };
 }
 
-/** The collector's own scratch volume. */
-export const COLLECTOR_VOLUME: IVolume = { name: "evidence-collector", emptyDir: { sizeLimit: "64Mi" } };
+/**
+ * The collector's own scratch volume: the copy of the checked-out commit's tree (at most
+ * BASELINE_MAX_BYTES; a larger commit keeps the runtime from starting, naming why) and what git
+ * writes while it makes the patch (a few times the patch's 8 MiB cap).
+ */
+export const COLLECTOR_VOLUME: IVolume = { name: "evidence-collector", emptyDir: { sizeLimit: "1Gi" } };
+const BASELINE_MAX_BYTES = 768 * 1024 * 1024;
 const COLLECTOR_DIR = "/var/lib/berth-evidence";
 
 /** Where the export fetches the evidence: the collector, on the workload pod's address. */
