@@ -9,7 +9,8 @@
 // --gate builds the MCP gate's image the same way, from package/mcp-gate/Dockerfile and its
 // bundle (npm run bundle:gate): the same pinned Node.js and libraries, another bundle.
 // --evidence builds the evidence program's image (the collector and the export) likewise, from
-// package/evidence/Dockerfile and npm run bundle:evidence.
+// package/evidence/Dockerfile and npm run bundle:evidence, with Debian's git besides (sources.yaml
+// evidence.debian) in a layer of its own: the other layers are the function image's.
 //
 // writes an OCI image-layout archive (with Docker's manifest.json too) that `crossplane xpkg
 // build --embed-runtime-image-tarball`, `ctr images import` and `docker load` all take.
@@ -32,11 +33,15 @@ const DEFAULT_CACHE = join(REPO, ".cache/image");
 
 const absolutePath = z.string().regex(/^\/[^\0]*[^/]$/, "an absolute path without a trailing /");
 const pin = { version: z.string().min(1), url: z.url({ protocol: /^https$/ }), sha256: z.string().regex(/^[0-9a-f]{64}$/, "a sha256 in lowercase hex") };
+const debianPackages = z.array(z.strictObject({ package: z.string().min(1), ...pin, files: z.array(absolutePath).min(1) })).min(1);
 const sourcesSchema = z.strictObject({
   node: z.strictObject({ package: z.string().min(1), ...pin, files: z.record(z.string().min(1), absolutePath) }),
-  debian: z.array(z.strictObject({ package: z.string().min(1), ...pin, files: z.array(absolutePath).min(1) })).min(1),
+  debian: debianPackages,
+  /** What only the evidence image takes: git and the libraries it links beyond libc. */
+  evidence: z.strictObject({ debian: debianPackages }),
 });
 export type ImageSources = z.infer<typeof sourcesSchema>;
+type DebianPackage = ImageSources["debian"][number];
 
 export function imageSources(file = SOURCES_FILE): ImageSources {
   const parsed = sourcesSchema.safeParse(parse(readFileSync(file, "utf8")));
@@ -54,6 +59,8 @@ const NONROOT = 65532;
 export interface ImageInputs {
   /** Files from the Debian packages, at their paths in the packages. */
   debian: PackageEntry[];
+  /** Files from the Debian packages only this image takes (the evidence image's git); none for the others. */
+  ownPackages: PackageEntry[];
   /** Files from the Node.js package, already at their image paths. */
   node: PackageEntry[];
   bundle: Buffer;
@@ -67,7 +74,9 @@ const layerOf = (entries: PackageEntry[]): Layer => ({
 
 /**
  * The image, from its inputs: three layers ordered from least to most often changed (the
- * libraries, Node.js, the bundle), so that a release changes only the last.
+ * libraries, Node.js, the bundle), so that a release changes only the last. An image's own
+ * packages are a fourth, after the libraries: the layers around it stay the function image's,
+ * which a node that runs both then holds once.
  */
 export function functionImageSpec(name: string, inputs: ImageInputs, version: string): ImageSpec {
   const { runtime } = inputs;
@@ -94,6 +103,7 @@ export function functionImageSpec(name: string, inputs: ImageInputs, version: st
           { path: "/dev" },
         ],
       },
+      ...(inputs.ownPackages.length > 0 ? [layerOf(inputs.ownPackages)] : []),
       layerOf(inputs.node),
       { files: [{ path: `${runtime.workdir}/${script}`, content: inputs.bundle }] },
     ],
@@ -108,25 +118,32 @@ export function functionImageSpec(name: string, inputs: ImageInputs, version: st
   };
 }
 
+/** Which section of image/sources.yaml lists the Debian packages only this image takes. */
+export type OwnPackages = "evidence";
+
 /** Downloads (once) and reads every pinned source. */
-export async function fetchImageInputs(options: { sources?: ImageSources; cacheDir?: string; bundle: Buffer; runtime: ShippedRuntime }): Promise<ImageInputs> {
+export async function fetchImageInputs(options: { sources?: ImageSources; cacheDir?: string; bundle: Buffer; runtime: ShippedRuntime; ownPackages?: OwnPackages }): Promise<ImageInputs> {
   const sources = options.sources ?? imageSources();
   const cache = options.cacheDir ?? DEFAULT_CACHE;
   const fetchOne = (p: { package: string; version: string; url: string; sha256: string }) =>
     fetchPinned({ url: p.url, sha256: p.sha256, path: join(cache, "downloads", p.url.split("/").pop()!), describe: `${p.package} ${p.version} (image/sources.yaml)` });
+  const filesOf = async (packages: DebianPackage[]) =>
+    (
+      await Promise.all(
+        packages.map(async (d) => {
+          const { path } = await fetchOne(d);
+          const what = `${d.package} ${d.version} (${path})`;
+          return [...(await tarEntries(debDataTar(readFileSync(path), what), d.files, what)).values()];
+        }),
+      )
+    ).flat();
 
-  const debian = await Promise.all(
-    sources.debian.map(async (d) => {
-      const { path } = await fetchOne(d);
-      const what = `${d.package} ${d.version} (${path})`;
-      return [...(await tarEntries(debDataTar(readFileSync(path), what), d.files, what)).values()];
-    }),
-  );
+  const [debian, ownPackages] = await Promise.all([filesOf(sources.debian), options.ownPackages ? filesOf(sources[options.ownPackages].debian) : []]);
   const { path: nodePath } = await fetchOne(sources.node);
   const nodeWhat = `${sources.node.package} ${sources.node.version} (${nodePath})`;
   const nodeFiles = await tarEntries(gunzipSync(readFileSync(nodePath)), Object.keys(sources.node.files).map((p) => `/${p}`), nodeWhat);
   const node = Object.entries(sources.node.files).map(([from, to]) => ({ ...nodeFiles.get(`/${from}`)!, path: to }));
-  return { debian: debian.flat(), node, bundle: options.bundle, runtime: options.runtime };
+  return { debian, ownPackages, node, bundle: options.bundle, runtime: options.runtime };
 }
 
 export interface FunctionImageOptions {
@@ -136,13 +153,15 @@ export interface FunctionImageOptions {
   bundlePath?: string;
   cacheDir?: string;
   dockerfile?: string;
+  /** The Debian packages this image takes besides the function image's, if any. */
+  ownPackages?: OwnPackages;
 }
 
 export async function buildFunctionImage(options: FunctionImageOptions): Promise<BuiltImage> {
   const bundlePath = options.bundlePath ?? join(REPO, SHIPPED_ENTRY);
   if (!existsSync(bundlePath)) throw new Error(`${bundlePath} does not exist: run npm run bundle first`);
   const runtime = shippedRuntime(options.dockerfile ?? join(REPO, "package/Dockerfile"));
-  const inputs = await fetchImageInputs({ bundle: readFileSync(bundlePath), runtime, ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}) });
+  const inputs = await fetchImageInputs({ bundle: readFileSync(bundlePath), runtime, cacheDir: options.cacheDir, ownPackages: options.ownPackages });
   return buildImage(functionImageSpec(options.name, inputs, options.version ?? packageVersion()));
 }
 
@@ -159,7 +178,7 @@ export function defaultImageName(version = packageVersion()): string {
 /** The MCP gate's image: its Dockerfile and bundle in place of the function's. */
 export const GATE = { dockerfile: join(REPO, "package/mcp-gate/Dockerfile"), bundlePath: join(REPO, "dist/mcp-gate.mjs"), bundleScript: "bundle:gate" };
 
-export function buildGateImage(options: Omit<FunctionImageOptions, "bundlePath" | "dockerfile">): Promise<BuiltImage> {
+export function buildGateImage(options: Omit<FunctionImageOptions, "bundlePath" | "dockerfile" | "ownPackages">): Promise<BuiltImage> {
   return buildFunctionImage({ ...options, bundlePath: GATE.bundlePath, dockerfile: GATE.dockerfile });
 }
 
@@ -167,11 +186,11 @@ export function defaultGateImageName(version = packageVersion()): string {
   return `berth.local/mcp-gate:v${version}`;
 }
 
-/** The evidence program's image: its Dockerfile and bundle in place of the function's. */
+/** The evidence program's image: its Dockerfile and bundle in place of the function's, and git. */
 export const EVIDENCE = { dockerfile: join(REPO, "package/evidence/Dockerfile"), bundlePath: join(REPO, "dist/evidence.mjs"), bundleScript: "bundle:evidence" };
 
-export function buildEvidenceImage(options: Omit<FunctionImageOptions, "bundlePath" | "dockerfile">): Promise<BuiltImage> {
-  return buildFunctionImage({ ...options, bundlePath: EVIDENCE.bundlePath, dockerfile: EVIDENCE.dockerfile });
+export function buildEvidenceImage(options: Omit<FunctionImageOptions, "bundlePath" | "dockerfile" | "ownPackages">): Promise<BuiltImage> {
+  return buildFunctionImage({ ...options, bundlePath: EVIDENCE.bundlePath, dockerfile: EVIDENCE.dockerfile, ownPackages: "evidence" });
 }
 
 export function defaultEvidenceImageName(version = packageVersion()): string {

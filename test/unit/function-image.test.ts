@@ -2,12 +2,12 @@
 // Dockerfile's, its bytes follow from its inputs alone, and bad sources or packages are refused
 // with an error naming the field or file. These tests build from small stand-in inputs; the real
 // pinned sources are downloaded, built twice and run by the image suite (npm run test:image).
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { arMembers, debDataTar, readTar, tarEntries, type PackageEntry } from "../../image/archives.js";
-import { functionImageSpec, imageSources, type ImageInputs } from "../../image/build.js";
+import { EVIDENCE, functionImageSpec, imageSources, type ImageInputs } from "../../image/build.js";
 import { buildImage, tarOf } from "../../image/oci.js";
 import { shippedRuntime } from "../../image/shipped.js";
 import { tempDirs } from "../support/temp.js";
@@ -22,6 +22,7 @@ function inputs(overrides: Partial<ImageInputs> = {}): ImageInputs {
       file("/lib/x86_64-linux-gnu/libc.so.6", "libc", 0o755),
       { path: "/lib64/ld-linux-x86-64.so.2", mode: 0o777, type: "symlink", target: "/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2" },
     ],
+    ownPackages: [],
     node: [file("/nodejs/bin/node", "node", 0o755), file("/nodejs/LICENSE", "MIT")],
     bundle: Buffer.from("export {};\n"),
     runtime: shippedRuntime(),
@@ -81,6 +82,19 @@ describe("the function image", () => {
     expect(next.layers.map((l) => l.digest)).toEqual(a.layers.map((l) => l.digest));
   });
 
+  it("puts an image's own packages in a layer of their own after the libraries, the function image's layers around it unchanged", async () => {
+    const plain = await pathsOf(functionImageSpec("berth.local/evidence:test", inputs(), "1.2.3"));
+    const git = [file("/usr/bin/git", "git", 0o755), { path: "/lib/x86_64-linux-gnu/libz.so.1", mode: 0o777, type: "symlink" as const, target: "libz.so.1.2.13" }];
+    const withGit = await pathsOf(functionImageSpec("berth.local/evidence:test", inputs({ ownPackages: git }), "1.2.3"));
+    expect(withGit.all.filter((e) => e.layer === 1 && e.type !== "directory")).toEqual([
+      { layer: 1, name: "/lib/x86_64-linux-gnu/libz.so.1", type: "symlink", mode: 0o777, uid: 0 },
+      { layer: 1, name: "/usr/bin/git", type: "file", mode: 0o755, uid: 0 },
+    ]);
+    const [libraries, own, ...rest] = withGit.image.layers.map((l) => l.digest);
+    expect([libraries, ...rest]).toEqual(plain.image.layers.map((l) => l.digest));
+    expect(own).not.toBe(libraries);
+  });
+
   it("is refused when the sources put no Node.js where the ENTRYPOINT runs it", () => {
     expect(() => functionImageSpec("berth.local/f:t", inputs({ node: [file("/usr/bin/node", "node", 0o755)] }), "1.2.3")).toThrow(
       "image/sources.yaml: node.files puts no file at /nodejs/bin/node, which package/Dockerfile's ENTRYPOINT runs",
@@ -99,14 +113,33 @@ describe("image/sources.yaml", () => {
     const sources = imageSources();
     expect(sources.node.version).toMatch(/^22\./);
     expect(sources.debian.map((d) => d.package)).toEqual(["libc6", "libstdc++6", "libgcc-s1", "gcc-12-base"]);
+    expect(sources.evidence.debian.map((d) => `${d.package} ${d.version}`)).toEqual(["git 1:2.39.5-0+deb12u3", "libpcre2-8-0 10.42-1+deb12u2", "zlib1g 1:1.2.13.dfsg-1+deb12u1"]);
+  });
+
+  it("and package/evidence/Dockerfile takes the same git: the same .debs by URL and sha256, the same files", () => {
+    const lines = readFileSync(EVIDENCE.dockerfile, "utf8").split("\n");
+    const debs = lines.flatMap((l) => /^ADD --checksum=sha256:([0-9a-f]{64}) (\S+) \/debs\/$/.exec(l)?.slice(1, 3) ?? []);
+    const start = lines.findIndex((l) => l.endsWith("cp --archive --parents \\"));
+    const end = lines.findIndex((l, i) => i > start && l.trim() === "/git/");
+    const files = lines.slice(start + 1, end).map((l) => `/${l.trim().replace(/ \\$/, "")}`);
+    const { evidence } = imageSources();
+    expect({ debs, files }).toEqual({ debs: evidence.debian.flatMap((d) => [d.sha256, d.url]), files: evidence.debian.flatMap((d) => d.files) });
+    expect(lines).toContain("COPY --from=git /git/ /");
+    // The final stage still reads as the image build.ts makes of it.
+    expect(shippedRuntime(EVIDENCE.dockerfile)).toEqual({
+      entrypoint: ["/nodejs/bin/node", "--max-semi-space-size=1", "--optimize-for-size", "evidence.mjs"],
+      workdir: "/evidence",
+      port: 9090,
+      user: "65532:65532",
+    });
   });
 
   it.each([
     ["node.url: Invalid URL", (s: string) => s.replace("url: https://registry.npmjs.org", "url: http://registry.npmjs.org")],
     ["debian[0].sha256: a sha256 in lowercase hex", (s: string) => s.replace(/(- package: libc6\n\s+version: \S+\n\s+url: \S+\n\s+sha256: )[0-9a-f]+/, "$1nothex")],
     ["debian[1].files[0]: an absolute path without a trailing /", (s: string) => s.replace("      - /usr/lib/x86_64-linux-gnu/libstdc++.so.6\n", "      - usr/lib/x86_64-linux-gnu/libstdc++.so.6\n")],
+    ["evidence.debian[0].url: Invalid URL", (s: string) => s.replace("url: https://deb.debian.org/debian/pool/main/g/git/", "url: http://deb.debian.org/debian/pool/main/g/git/")],
   ])("a bad field is an error naming it: %s", async (message, edit) => {
-    const { readFileSync } = await import("node:fs");
     const broken = join(tempDir("berth-sources-"), "sources.yaml");
     writeFileSync(broken, edit(readFileSync("image/sources.yaml", "utf8")));
     expect(() => imageSources(broken)).toThrow(`${broken}: ${message}`);
