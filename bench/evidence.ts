@@ -5,7 +5,9 @@
 //     200 (the patch made); its VmRSS once ready and its peak (VmHWM) at the end. The floor of the
 //     patch is the git CLI making the same patch on the same tree in the checkout itself, with a
 //     copy of its index (`git add -A`, `git diff --cached --binary --full-index --no-renames
-//     HEAD`): the cheapest way git makes it; the floor of the start, `node -e 0` with the same flags;
+//     HEAD`): the cheapest way git makes it; the floor of the baseline, `node -e 0` with the same
+//     flags plus git copying the same commit alone (`pack-objects --revs --window=0 | index-pack
+//     --strict`);
 //  2. the export (`evidence export`), where CNCF distribution has been built (registryBinary):
 //     spawn until exit 0, pushing to that registry on loopback over TLS, and its peak RSS; against
 //     the same `node -e 0` start, with the export's time split by its own log lines.
@@ -146,7 +148,8 @@ async function main(): Promise<void> {
     git(src, "commit", "-q", "-m", "base");
     const commit = git(src, "rev-parse", "HEAD").trim();
     git(src, "checkout", "-q", "--detach", commit);
-    const sh = (file: string, args: string[], env: NodeJS.ProcessEnv = {}): Buffer => execFileSync(file, args, { cwd: src, stdio: ["ignore", "pipe", "pipe"], maxBuffer: 1 << 30, env: { ...process.env, ...env } });
+    const sh = (file: string, args: string[], env: NodeJS.ProcessEnv = {}, input?: string | Buffer): Buffer =>
+      execFileSync(file, args, { cwd: src, stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"], maxBuffer: 1 << 30, env: { ...process.env, ...env }, ...(input === undefined ? {} : { input }) });
 
     /** What the agent does in its runtime: the same change every run, on the clean checkout. */
     const agentWorks = (): void => {
@@ -269,7 +272,15 @@ async function main(): Promise<void> {
 
       const floor = await runToExit(nodeStart, { PATH: process.env.PATH }, false);
       if (floor.code !== 0) throw new Error(`node -e 0 exited ${floor.code}:\n${floor.output}`);
-      startFloor.push(floor.ms);
+      // git's own copy of the same commit, as the collector makes it: the floor of the baseline
+      // is this and a Node start.
+      const copyDir = join(collectorDir, `git-copy-${i}.git`);
+      const c = performance.now();
+      sh("git", ["init", "-q", "--bare", "--template=", copyDir]);
+      const tree = sh("git", ["rev-parse", "--show-object-format", "HEAD^{commit}", "HEAD^{tree}"]).toString().trim().split("\n")[2]!;
+      const pack = sh("git", ["pack-objects", "--revs", "--window=0", "--quiet", "--stdout"], {}, `${tree}\n`);
+      sh("git", ["--git-dir", copyDir, "index-pack", "--stdin", "--strict"], {}, pack);
+      startFloor.push(floor.ms + performance.now() - c);
       const patch = Buffer.from(evidence.patch, "base64");
       patchBytes = patch.length;
       gitPatchBytes = gitPatch.length;
@@ -380,7 +391,7 @@ async function main(): Promise<void> {
     console.log(`Evidence program (bundle ${BUNDLE.replace(ROOT, "")}, node ${process.version} ${NODE_FLAGS.join(" ")}), ${availableParallelism()} cores, ${figures.date.slice(0, 10)}`);
     console.log(`repository: ${files} files of ${fileBytes / 1024} KiB in ${folders} folders (${f(kib / 1024)} MiB), one commit, detached; change: ${modified} modified, ${added} added, ${deleted} deleted; medians of ${runs} runs`);
     console.log(row("", "berth", "floor", "ratio", "floor is"));
-    console.log(row("baseline copied (spawn → /healthz)", `${f(median(ready))} ms`, `${f(median(startFloor))} ms`, `x${f(ratio(ready, startFloor))}`, "node -e 0, same flags"));
+    console.log(row("baseline copied (spawn → /healthz)", `${f(median(ready))} ms`, `${f(median(startFloor))} ms`, `x${f(ratio(ready, startFloor))}`, "node -e 0, same flags, + git's copy: pack-objects --revs --window=0 | index-pack --strict"));
     console.log(row("patch made (SIGTERM → /evidence)", `${f(median(patchMs))} ms`, `${f(median(gitMs))} ms`, `x${f(ratio(patchMs, gitMs))}`, "git add -A; git diff --cached --binary --full-index --no-renames HEAD, index copied"));
     console.log(row("patch", `${patchBytes} B`, `${gitPatchBytes} B`, "", comparison));
     console.log(row("collector RSS idle / peak", `${f(median(idleRss))} / ${f(median(peakRss))} MB`, "", "", "VmRSS once ready, VmHWM once the patch is served"));

@@ -6,10 +6,10 @@
 //
 // A checkout git cannot copy (alternates on another volume, a corrupt object, a commit larger
 // than the collector's volume) fails here, before the runtime starts, naming why.
-import { lstat, mkdir, readFile, rename, rm, writeFile, copyFile } from "node:fs/promises";
+import { copyFile, lstat, mkdir, readFile, rename, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
-import { git, gitOutput, gitPipe, type GitScope } from "./git-cli.js";
+import { git, gitOutput, gitPipe, type GitScope, PipeOverflow } from "./git-cli.js";
 
 export interface Baseline {
   /** The checked-out commit; null when there was no checkout (no .git): every file is then added. */
@@ -81,21 +81,19 @@ async function copyCheckout(checkoutDir: string, to: { gitDir: string; indexFile
     throw new Error(`${source.gitDir} is not a directory (a linked worktree or a submodule's checkout keeps its repository elsewhere): the collector copies the commit from a .git directory only`);
   }
 
-  const format = (await gitOutput(source, ["rev-parse", "--show-object-format"])).toString("utf8").trim();
+  const [format, commit, tree] = (await gitOutput(source, ["rev-parse", "--show-object-format", "HEAD^{commit}", "HEAD^{tree}"])).toString("utf8").trim().split("\n");
   if (format !== "sha1" && format !== "sha256") throw new Error(`${source.gitDir}: object format ${format} is not one git 2.39 reads`);
-  const commit = (await gitOutput(source, ["rev-parse", "--verify", "--end-of-options", "HEAD^{commit}"])).toString("utf8").trim();
-  const tree = (await gitOutput(source, ["rev-parse", "--verify", "--end-of-options", `${commit}^{tree}`])).toString("utf8").trim();
-  // The tree's objects, without the commit itself: the copy needs no history, so none of the
-  // commit's parents are missing from it, and index-pack can check that every link is there.
-  const listed = await gitOutput(source, ["rev-list", "--objects", "--no-object-names", "--max-count=1", commit], { maxOutputBytes: 256 * 1024 * 1024 });
-  const objects = Buffer.from(listed.toString("latin1").split("\n").filter((oid) => oid !== "" && oid !== commit).map((oid) => `${oid}\n`).join(""), "latin1");
-  const size = Number((await gitOutput(source, ["rev-list", "--objects", "--disk-usage", "--max-count=1", commit])).toString("utf8").trim());
-  if (size > maxBytes) {
-    throw new Error(`the checked-out commit's objects take ${mib(size)} in ${source.gitDir}, more than the ${mib(maxBytes)} the collector's volume keeps for its copy`);
-  }
-
+  if (commit === undefined || tree === undefined) throw new Error(`${source.gitDir}: HEAD names no commit`);
   await gitOutput(copy, ["init", "--quiet", "--bare", "--template=", `--object-format=${format}`, to.gitDir]);
-  await gitPipe({ scope: source, args: ["pack-objects", "--quiet", "--stdout"], input: objects }, { scope: copy, args: ["index-pack", "--stdin", "--strict"] });
+  try {
+    // The tree and what it holds, not the commit: the copy needs no history, so nothing it links
+    // to is missing from it, and index-pack checks every link. No delta search (--window=0): the
+    // copy is read once, on the same node, and searching costs seconds on a large tree.
+    await gitPipe({ scope: source, args: ["pack-objects", "--revs", "--window=0", "--quiet", "--stdout"], input: Buffer.from(`${tree}\n`) }, { scope: copy, args: ["index-pack", "--stdin", "--strict"] }, maxBytes);
+  } catch (err) {
+    if (!(err instanceof PipeOverflow)) throw err;
+    throw new Error(`the checked-out commit's objects take more than the ${mib(maxBytes)} the collector's volume keeps for its copy (packed)`);
+  }
   await copySettings(source, copy, to.gitDir);
 
   // The checkout's index, if it is the commit's, keeps the files' stat data: git then hashes only
@@ -103,7 +101,7 @@ async function copyCheckout(checkoutDir: string, to: { gitDir: string; indexFile
   const checkoutIndex = join(source.gitDir, "index");
   let indexed = false;
   try {
-    await copyFile(checkoutIndex, to.indexFile);
+    await copyIndex(checkoutIndex, to.indexFile);
     const same = await git(copy, ["diff-index", "--cached", "--quiet", "--ignore-submodules=none", tree]);
     indexed = same.code === 0;
   } catch (err) {
@@ -122,9 +120,10 @@ async function copyCheckout(checkoutDir: string, to: { gitDir: string; indexFile
  * fsmonitor command in the checkout's config is never run.
  */
 async function copySettings(source: GitScope, copy: GitScope, copyDir: string): Promise<void> {
-  for (const key of ["core.autocrlf", "core.eol"]) {
-    const value = await git(source, ["config", "--local", "--get", key]);
-    if (value.code === 0) await gitOutput(copy, ["config", "--local", key, value.stdout.toString("utf8").trim()]);
+  const settings = await git(source, ["config", "--local", "-z", "--get-regexp", "^core\\.(autocrlf|eol)$"]);
+  for (const entry of settings.code === 0 ? settings.stdout.toString("utf8").split("\0") : []) {
+    const newline = entry.indexOf("\n");
+    if (newline > 0) await gitOutput(copy, ["config", "--local", entry.slice(0, newline), entry.slice(newline + 1)]);
   }
   await mkdir(join(copyDir, "info"), { recursive: true });
   for (const file of ["attributes", "exclude"]) {
@@ -134,6 +133,18 @@ async function copySettings(source: GitScope, copy: GitScope, copyDir: string): 
     });
     if (content !== undefined) await writeFile(join(copyDir, "info", file), content);
   }
+}
+
+/**
+ * Copies an index with its modification time. Git trusts an entry's stat data only when the file
+ * was last changed before the index was written, and re-reads the content of any entry changed in
+ * the same second ("racily clean"); a copy with a later time would make git trust a file the
+ * runtime rewrote, at the same size, within the second the checkout wrote it.
+ */
+export async function copyIndex(from: string, to: string): Promise<void> {
+  await copyFile(from, to);
+  const { atime, mtime } = await stat(from);
+  await utimes(to, atime, mtime);
 }
 
 function mib(bytes: number): string {

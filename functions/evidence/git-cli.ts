@@ -8,6 +8,7 @@
 // with nothing in it, no hooks, no fsmonitor, no optional locks. The baseline copy's config is
 // written by the collector (baseline.ts), never copied whole from the checkout.
 import { spawn } from "node:child_process";
+import { Transform } from "node:stream";
 
 /** Debian's git in the evidence image; the same path on a Debian machine running the tests. */
 export const GIT = process.env.BERTH_GIT ?? "/usr/bin/git";
@@ -130,11 +131,14 @@ export function gitMessage(stderr: string): string {
   return (serious.length > 0 ? serious : lines).join("; ").slice(0, 1000);
 }
 
+/** Raised when a pipe carried more than its bound: the producer is stopped, the consumer fails. */
+export class PipeOverflow extends GitFailure {}
+
 /**
- * One process's output into the next's input (`a | b`), without a shell (the image has none).
- * Resolves with the last's output once both have succeeded.
+ * One process's output into the next's input (`a | b`), without a shell (the image has none),
+ * carrying at most `maxBytes`. Resolves with the last's output once both have succeeded.
  */
-export async function gitPipe(from: { scope: GitScope; args: readonly string[]; input: Buffer }, to: { scope: GitScope; args: readonly string[] }): Promise<Buffer> {
+export async function gitPipe(from: { scope: GitScope; args: readonly string[]; input: Buffer }, to: { scope: GitScope; args: readonly string[] }, maxBytes = Number.POSITIVE_INFINITY): Promise<Buffer> {
   const producer = spawn(GIT, [...FIXED_CONFIG, ...from.args], { env: gitEnv(from.scope), stdio: ["pipe", "pipe", "pipe"] });
   producer.stdin.on("error", () => {
     // Its exit code says why it stopped reading.
@@ -146,7 +150,21 @@ export async function gitPipe(from: { scope: GitScope; args: readonly string[]; 
     producer.once("error", (err) => reject(new GitFailure(`cannot run ${GIT}: ${err.message}`)));
     producer.once("close", (code) => resolve(code ?? 1));
   });
-  const [code, consumed] = await Promise.all([produced, git(to.scope, to.args, { input: producer.stdout })]);
+  let carried = 0;
+  let overflow = false;
+  // Past the bound nothing more is passed on: the producer is stopped and the consumer reads a
+  // truncated stream, which it refuses.
+  const counted = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      carried += chunk.length;
+      if (carried <= maxBytes) return done(null, chunk);
+      if (!overflow) producer.kill("SIGKILL");
+      overflow = true;
+      done();
+    },
+  });
+  const [code, consumed] = await Promise.all([produced, git(to.scope, to.args, { input: producer.stdout.pipe(counted) })]);
+  if (overflow) throw new PipeOverflow(`git ${from.args[0]}: more than ${maxBytes} bytes`);
   if (code !== 0) throw new GitFailure(`git ${from.args.join(" ")}: ${gitMessage(producerErr) || `exit ${code}`}`);
   if (consumed.code !== 0) throw new GitFailure(`git ${to.args.join(" ")}: ${gitMessage(consumed.stderr) || `exit ${consumed.code}`}`);
   return consumed.stdout;

@@ -6,9 +6,9 @@
 //
 // What the patch cannot carry is named, and left out whole, so that the rest still applies: a file
 // over the cap, a repository inside the checkout (a gitlink), a path git refuses.
-import { copyFile, lstat, mkdir } from "node:fs/promises";
+import { lstat, mkdir } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import type { Baseline } from "./baseline.js";
+import { type Baseline, copyIndex } from "./baseline.js";
 import { git, gitMessage, gitOutput, GitFailure, type GitScope } from "./git-cli.js";
 
 /** The patch's bound: the collector serves it in one response and the export pushes it as one blob. */
@@ -40,14 +40,18 @@ export async function worktreePatch(checkoutDir: string, baseline: Baseline, max
   const workTree = await readableWorktree(checkoutDir, baseline);
   // Each patch starts from the baseline's index, so that the baseline itself is never changed.
   const indexFile = join(dirname(baseline.indexFile), "patch.index");
-  await copyFile(baseline.indexFile, indexFile);
+  await copyIndex(baseline.indexFile, indexFile);
   const scope: GitScope = { gitDir: baseline.gitDir, home: baseline.home, workTree, indexFile };
   const files = { added: 0, modified: 0, deleted: 0 };
   const leftOut: LeftOut[] = [];
 
   // 1. What changed, by the index's stat data (tracked) and by git's ignore rules (untracked).
-  const tracked = nulList(await gitOutput(scope, ["ls-files", "-z", "--modified"], { maxOutputBytes: 256 * 1024 * 1024 }));
-  const untracked = nulList(await gitOutput(scope, ["ls-files", "-z", "--others", "--exclude-standard"], { maxOutputBytes: 256 * 1024 * 1024 }));
+  const [tracked, untracked] = (
+    await Promise.all([
+      gitOutput(scope, ["ls-files", "-z", "--modified"], { maxOutputBytes: 256 * 1024 * 1024 }),
+      gitOutput(scope, ["ls-files", "-z", "--others", "--exclude-standard"], { maxOutputBytes: 256 * 1024 * 1024 }),
+    ])
+  ).map(nulList) as [Buffer[], Buffer[]];
 
   // 2. Staged only within the bounds: git writes what it adds into the collector's volume.
   const staged: Buffer[] = [];
@@ -68,7 +72,12 @@ export async function worktreePatch(checkoutDir: string, baseline: Baseline, max
   for (const path of untracked) await consider(path, false);
 
   if (staged.length > 0) {
-    const added = await git(scope, ["add", "--all", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul"], { input: Buffer.concat(staged.flatMap((p) => [p, Buffer.from([0])])) });
+    // Naming every path costs git a match of each against the whole index: when nothing is left
+    // out by size, `add --all` alone stages the same changes.
+    const everything = leftOut.length === 0;
+    const added = everything
+      ? await git(scope, ["add", "--all", "--ignore-errors"])
+      : await git(scope, ["add", "--all", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul"], { input: Buffer.concat(staged.flatMap((p) => [p, Buffer.from([0])])) });
     if (/^fatal:/m.test(added.stderr)) throw new GitFailure(`git add: ${gitMessage(added.stderr)}`);
     // --ignore-errors: a path git refuses (`.GIT/config`, an unreadable file, an empty repository)
     // is named and left out; everything else is still added.
@@ -82,7 +91,13 @@ export async function worktreePatch(checkoutDir: string, baseline: Baseline, max
 
   // 3. What the index now holds that the baseline's tree does not; gitlinks are put back.
   const abbrev = baseline.objectFormat === "sha256" ? "64" : "40";
-  const raw = parseRaw(await gitOutput(scope, ["diff", "--cached", "--raw", "-z", "--no-renames", `--abbrev=${abbrev}`, "--ignore-submodules=none", baseline.tree], { maxOutputBytes: 256 * 1024 * 1024 }));
+  const makePatch = () =>
+    gitOutput(scope, ["diff", "--cached", "--binary", "--full-index", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv", "--ignore-submodules=none", baseline.tree], {
+      maxOutputBytes: maxBytes * STAGING_FACTOR * 2,
+    });
+  // Made beside the listing, and again only if a gitlink has to be put back first.
+  const [listing, first] = await Promise.all([gitOutput(scope, ["diff", "--cached", "--raw", "-z", "--no-renames", `--abbrev=${abbrev}`, "--ignore-submodules=none", baseline.tree], { maxOutputBytes: 256 * 1024 * 1024 }), makePatch()]);
+  const raw = parseRaw(listing);
   const restore: Buffer[] = [];
   for (const entry of raw) {
     if (entry.oldMode === GITLINK || entry.newMode === GITLINK) {
@@ -98,9 +113,7 @@ export async function worktreePatch(checkoutDir: string, baseline: Baseline, max
   if (restore.length > 0) await gitOutput(scope, ["update-index", "-z", "--index-info"], { input: Buffer.concat(restore) });
 
   // 4. The patch, as git writes it for `git apply`; whole entries only, up to the cap.
-  const diff = await gitOutput(scope, ["diff", "--cached", "--binary", "--full-index", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv", "--ignore-submodules=none", baseline.tree], {
-    maxOutputBytes: maxBytes * STAGING_FACTOR * 2,
-  });
+  const diff = restore.length > 0 ? await makePatch() : first;
   if (diff.length <= maxBytes) return { patch: diff, leftOut, files };
   const kept: Buffer[] = [];
   let size = 0;

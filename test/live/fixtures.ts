@@ -21,7 +21,14 @@ export const PROBE_PORT = 8080;
 export const GIT_HOST = `git.${FIXTURES_NS}.svc.cluster.local`;
 export const GIT_REPOSITORY = `https://${GIT_HOST}/fixture.git`;
 /** The fixture repository's `main` (test/live/programs/README.md). */
-export const FIXTURE_MAIN = "f4084a9c61f1369c6456264f07a42e2ea102285d";
+export const FIXTURE_MAIN = "5ff79d18ace1f638406204538236caaa17748b20";
+/** The files of FIXTURE_MAIN, as internal/gitfixture/repo.go builds them. */
+export const FIXTURE_FILES: Readonly<Record<string, Buffer>> = {
+  ".gitattributes": Buffer.from("*.png binary\n*.txt text eol=crlf\n"),
+  "README.md": Buffer.from("berth live fixture\n"),
+  "logo.png": Buffer.from("\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR\x00\x01\x02\xff", "latin1"),
+  "src/hello.txt": Buffer.from("hello from the fixture\n"),
+};
 export const PROFILE = "live";
 export const SANDBOX_CLASS = "live-sandbox";
 

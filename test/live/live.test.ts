@@ -24,6 +24,7 @@ import {
   EVIDENCE_REPOSITORY,
   evidencePushSecret,
   executionWorkspace,
+  FIXTURE_FILES,
   FIXTURE_MAIN,
   FIXTURES_NS,
   GIT_HOST,
@@ -762,6 +763,7 @@ describe("evidence exported before clean-up: the run's outcome, verification and
   const xrOf = (id: string) => live.cluster.get(API, "DeveloperWorkspace", `${id}-xr`);
   const runtimeOf = async (ns: string): Promise<Where> => ({ ns, pod: await jobPod(ns), container: "runtime" });
   /** What each runtime writes: a change to a file of the revision, and a new file in a new folder. */
+  const LOGO_BYTES = 3000;
   const changes = (id: string) => ({ "README.md": `berth live fixture\nchanged by the agent in ${id}\n`, "notes/agent.md": `what ${id} did\nno trailing newline` });
 
   beforeAll(async () => {
@@ -797,6 +799,8 @@ describe("evidence exported before clean-up: the run's outcome, verification and
     for (const w of EXPORTING) {
       const runtime = await runtimeOf(w.ns);
       for (const [path, text] of Object.entries(changes(w.id))) allowed(await probe(runtime, ["write-text", `/workspace/src/${path}`, text]), `writing ${path}`);
+      // A binary file changed too (the fixture's attributes call *.png binary): the patch carries it.
+      allowed(await probe(runtime, ["write", "/workspace/src/logo.png", String(LOGO_BYTES)]), "rewriting logo.png");
       const verified = await probe(runtime, ["verify"]);
       allowed(verified, "the runtime running its verification");
       expect(verified.out.exitCode).toBe(w.verification.exitCode);
@@ -836,19 +840,31 @@ describe("evidence exported before clean-up: the run's outcome, verification and
         workspaceID: w.id,
         source: { repository: GIT_REPOSITORY, revision: "main", commit: FIXTURE_MAIN },
         outcome,
+        // README.md and logo.png modified, notes/agent.md added; the untouched files, which git
+        // converts on checkout (*.txt eol=crlf), are not changes.
+        changes: { files: { added: 1, modified: 2, deleted: 0 }, leftOut: [], notCollected: null },
       });
       expect(JSON.parse(layers["verification.json"]!.toString())).toEqual({ ...w.verification, reportedBy: "runtime" });
 
       // The patch, applied by git to the revision's files, gives what the runtime wrote.
+      const patch = layers["changes.patch"]!.toString("latin1");
+      expect(patch).toContain("diff --git a/logo.png b/logo.png\n");
+      expect(patch).toContain("\nGIT binary patch\n");
       const dir = mkdtempSync(join(tmpdir(), "berth-live-evidence-"));
       try {
-        writeFileSync(join(dir, "README.md"), "berth live fixture\n");
-        mkdirSync(join(dir, "src"));
-        writeFileSync(join(dir, "src", "hello.txt"), "hello from the fixture\n");
+        for (const [path, content] of Object.entries(FIXTURE_FILES)) {
+          mkdirSync(join(dir, path, ".."), { recursive: true });
+          writeFileSync(join(dir, path), content);
+        }
         writeFileSync(join(dir, "..", `${w.id}.patch`), layers["changes.patch"]!);
         execFileSync("git", ["apply", join(dir, "..", `${w.id}.patch`)], { cwd: dir, stdio: "pipe" });
         for (const [path, text] of Object.entries(changes(w.id))) expect(readFileSync(join(dir, path), "utf8"), path).toBe(text);
-        expect(readFileSync(join(dir, "src", "hello.txt"), "utf8")).toBe("hello from the fixture\n");
+        expect(readFileSync(join(dir, "src", "hello.txt"))).toEqual(FIXTURE_FILES["src/hello.txt"]);
+        // git apply checked the binary file against the blob id the patch names; so does this.
+        const logo = readFileSync(join(dir, "logo.png"));
+        expect(logo.length).toBe(LOGO_BYTES);
+        const postimage = /^diff --git a\/logo\.png b\/logo\.png\nindex [0-9a-f]{40}\.\.([0-9a-f]{40})/m.exec(patch)?.[1];
+        expect(createHash("sha1").update(`blob ${logo.length}\0`).update(logo).digest("hex")).toBe(postimage);
       } finally {
         rmSync(dir, { recursive: true, force: true });
         rmSync(join(dir, "..", `${w.id}.patch`), { force: true });

@@ -331,6 +331,12 @@ describe("the working tree's patch, judged by git", () => {
     expect(git(plain, ["write-tree"]).trim()).toBe(want);
   });
 
+  it("is the case table of docs/lifecycle.md", () => {
+    const doc = readFileSync(join(import.meta.dirname, "../../docs/lifecycle.md"), "utf8");
+    const rows = doc.split("\n").filter((line) => line.startsWith("| ") && !line.startsWith("| case") && !line.startsWith("| ---"));
+    for (const c of PATCH_CASES) expect(rows.some((row) => row.startsWith(`| ${c.name} | ${c.before} | `) && (c.leftOut ?? []).every((p) => row.includes(`\`${p}\``))), c.name).toBe(true);
+  });
+
   it("is empty when nothing changed, attributes or not", async () => {
     const repo = repository({ files: { ".gitattributes": "* text=auto eol=crlf\n", "a.txt": "a\nb\n", "b.png": PNG } });
     const baseline = await keptBaseline(repo.dir, tempDir("berth-evidence-baseline-"));

@@ -16,7 +16,7 @@ func TestPrintCommits(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &commits); err != nil {
 		t.Fatalf("%q: %v", stdout.String(), err)
 	}
-	if commits["v1"] != "17adce6956ef237d7ee380bab8d48fc60281769d" || commits["main"] != "f4084a9c61f1369c6456264f07a42e2ea102285d" {
+	if commits["v1"] != "17adce6956ef237d7ee380bab8d48fc60281769d" || commits["main"] != "5ff79d18ace1f638406204538236caaa17748b20" {
 		t.Fatalf("commits %v", commits)
 	}
 }

@@ -20,7 +20,7 @@ const testToken = "fixture-test-token-a41b7e"
 // every live test expectation built from --print-commits changes with them.
 const (
 	wantV1   = "17adce6956ef237d7ee380bab8d48fc60281769d"
-	wantMain = "f4084a9c61f1369c6456264f07a42e2ea102285d"
+	wantMain = "5ff79d18ace1f638406204538236caaa17748b20"
 )
 
 func TestBuildIsDeterministic(t *testing.T) {

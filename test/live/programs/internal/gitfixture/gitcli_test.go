@@ -98,7 +98,9 @@ func TestGitCLIClone(t *testing.T) {
 			if out, err := g.run(dir, "", "fsck", "--strict", "--no-dangling"); err != nil {
 				t.Errorf("git fsck: %v\n%s", err, out)
 			}
-			for path, want := range map[string]string{"README.md": ReadmeContent, "src/hello.txt": HelloContent} {
+			// git applies the fixture's attributes on checkout: *.txt gets CRLF.
+			want := map[string]string{"README.md": ReadmeContent, "src/hello.txt": strings.ReplaceAll(HelloContent, "\n", "\r\n"), "logo.png": LogoContent, ".gitattributes": AttributesContent}
+			for path, want := range want {
 				if got, err := os.ReadFile(filepath.Join(dir, path)); err != nil || string(got) != want {
 					t.Errorf("%s = %q, %v; want %q", path, got, err, want)
 				}

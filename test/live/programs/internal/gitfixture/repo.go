@@ -20,9 +20,15 @@ import (
 const RepoPath = "/fixture.git"
 
 // The fixture's contents. The harness and the tests check these exact bytes.
+// Main also holds a binary file and attributes, so that the evidence suite
+// proves a patch that carries a binary file and a checkout that git converts.
 const (
-	ReadmeContent = "berth live fixture\n"
-	HelloContent  = "hello from the fixture\n"
+	ReadmeContent     = "berth live fixture\n"
+	HelloContent      = "hello from the fixture\n"
+	AttributesContent = "*.png binary\n*.txt text eol=crlf\n"
+	// LogoContent is a PNG signature and a few bytes with NULs: binary to git
+	// by its content as well as by its attributes.
+	LogoContent = "\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR\x00\x01\x02\xff"
 )
 
 // fixtureSignature is used as author and committer of both commits. The
@@ -41,7 +47,7 @@ var (
 // Commits names the fixture's two commits.
 type Commits struct {
 	V1   plumbing.Hash // first commit, README.md only; lightweight tag v1
-	Main plumbing.Hash // second commit, adds src/hello.txt; branch main
+	Main plumbing.Hash // second commit, adds src/hello.txt, logo.png, .gitattributes; branch main
 }
 
 // Repository is the in-memory fixture: its object/reference storage and the
@@ -58,16 +64,20 @@ func Build() (*Repository, error) {
 
 	readme := b.blob(ReadmeContent)
 	hello := b.blob(HelloContent)
+	attributes := b.blob(AttributesContent)
+	logo := b.blob(LogoContent)
 
 	rootV1 := b.tree(object.TreeEntry{Name: "README.md", Mode: filemode.Regular, Hash: readme})
 	src := b.tree(object.TreeEntry{Name: "hello.txt", Mode: filemode.Regular, Hash: hello})
 	rootMain := b.tree(
+		object.TreeEntry{Name: ".gitattributes", Mode: filemode.Regular, Hash: attributes},
 		object.TreeEntry{Name: "README.md", Mode: filemode.Regular, Hash: readme},
+		object.TreeEntry{Name: "logo.png", Mode: filemode.Regular, Hash: logo},
 		object.TreeEntry{Name: "src", Mode: filemode.Dir, Hash: src},
 	)
 
 	v1 := b.commit(rootV1, firstCommitTime, "Add README\n")
-	main := b.commit(rootMain, secondCommitTime, "Add src/hello.txt\n", v1)
+	main := b.commit(rootMain, secondCommitTime, "Add src/hello.txt, logo.png and .gitattributes\n", v1)
 	if b.err != nil {
 		return nil, fmt.Errorf("building fixture objects: %w", b.err)
 	}
