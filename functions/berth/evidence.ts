@@ -94,6 +94,7 @@ export function evidenceExportOf(
   if (registry === undefined || evidence === undefined) return undefined;
   const credential = spec.credentials.find((c) => c.purpose === "evidence")?.secretRef;
   const caBundle = caBundles.find((b) => b.destination === registry.destination);
+  const hosts = profile.destinations.find((d) => d.name === evidence.destination)?.hosts ?? [];
   return {
     image: evidence.image,
     repository: evidence.repository,
@@ -103,6 +104,7 @@ export function evidenceExportOf(
     egress: registry,
     ...(credential ? { credential } : {}),
     ...(caBundle ? { caBundle } : {}),
+    ...(hosts.length > 0 ? { tokenRealmHosts: hosts } : {}),
   };
 }
 

@@ -67,6 +67,11 @@ export interface EvidenceExport {
   /** The workspace's `evidence` credential (a Docker config JSON), for the export alone. */
   credential?: { name: string; key: string };
   caBundle?: CaBundle;
+  /**
+   * The evidence destination's hosts: besides the registry's own host, where a token service may
+   * be sent the credential. Unset when the profile lists none.
+   */
+  tokenRealmHosts?: string[];
 }
 
 /**

@@ -20,6 +20,13 @@ const POLL_MS = 2_000;
 const FIRST_BACKOFF_MS = 2_000;
 const MAX_BACKOFF_MS = 30_000;
 
+// Host names as the profile's destinations list them (no scheme, port or path), comma-separated.
+const HOST = "[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*";
+const hostList = z
+  .string()
+  .regex(new RegExp(`^\\s*${HOST}(\\s*,\\s*${HOST})*\\s*$`), "must be host names separated by commas, without scheme, port or path")
+  .transform((s) => s.split(",").map((h) => h.trim().toLowerCase()));
+
 
 export const exportSettingsSchema = z.object({
   BERTH_OUTCOME: required,
@@ -30,6 +37,7 @@ export const exportSettingsSchema = z.object({
   BERTH_SOURCE_REPOSITORY: required,
   BERTH_SOURCE_REVISION: required,
   BERTH_REGISTRY_AUTH: z.string().optional(),
+  BERTH_TOKEN_REALM_HOSTS: hostList.optional(),
   SSL_CERT_FILE: z.string().min(1).optional(),
   BERTH_EXPORT_DEADLINE_SECONDS: z.coerce.number({ error: "must be a number of seconds" }).int("must be a whole number of seconds").min(1, "must be at least 1").default(60),
   BERTH_TERMINATION_LOG: required.default("/dev/termination-log"),
@@ -47,6 +55,8 @@ export interface ExportSettings {
   readonly workspaceID: string;
   readonly source: { readonly repository: string; readonly revision: string };
   readonly credential: RegistryCredential | undefined;
+  /** Hosts besides the registry's whose token service may be sent the credential: the evidence destination's. */
+  readonly tokenRealmHosts: readonly string[];
   readonly ca: Buffer | undefined;
   readonly deadlineMs: number;
   readonly terminationLog: string;
@@ -80,6 +90,7 @@ export function exportSettings(env: NodeJS.ProcessEnv): ExportSettings {
     workspaceID: s.BERTH_WORKSPACE_ID,
     source: { repository: s.BERTH_SOURCE_REPOSITORY, revision: s.BERTH_SOURCE_REVISION },
     credential: s.BERTH_REGISTRY_AUTH ? credentialFor(s.BERTH_REGISTRY_AUTH, repository.host) : undefined,
+    tokenRealmHosts: s.BERTH_TOKEN_REALM_HOSTS ?? [],
     ca,
     deadlineMs: s.BERTH_EXPORT_DEADLINE_SECONDS * 1000,
     terminationLog: s.BERTH_TERMINATION_LOG,
@@ -158,7 +169,7 @@ export async function runExport(settings: ExportSettings, deps: ExportDeps): Pro
   for (let backoff = FIRST_BACKOFF_MS; ; backoff = Math.min(backoff * 2, MAX_BACKOFF_MS)) {
     attempts++;
     try {
-      await pushArtifact({ repository: settings.repository, tag: settings.tag, artifact, credential: settings.credential, ca: settings.ca, timeoutMs: Math.max(1_000, Math.min(60_000, remaining())) });
+      await pushArtifact({ repository: settings.repository, tag: settings.tag, artifact, credential: settings.credential, tokenRealmHosts: settings.tokenRealmHosts, ca: settings.ca, timeoutMs: Math.max(1_000, Math.min(60_000, remaining())) });
       break;
     } catch (err) {
       const failure = err instanceof PushFailure ? err : networkFailure(err, "push", secrets);

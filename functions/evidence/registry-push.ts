@@ -2,8 +2,12 @@
 // each blob unless the registry has it (HEAD, then POST an upload and PUT its content in one
 // request), then the manifest under the tag. Basic credentials are sent from the first request;
 // a registry that answers 401 with a Bearer challenge gets them at its token service instead,
-// and the token on the request again.
+// and the token on the request again. Where it sends things is as strict as oras-go (the
+// reference client) or stricter: redirects are followed as Go's http client follows them, the
+// credential only ever to the registry's own origin; nothing goes anywhere but over https; and
+// the credential goes to a token service only on the registry's host or one the profile reviews.
 import type { IncomingHttpHeaders } from "node:http";
+import { BlockList, isIP } from "node:net";
 import { httpRequest, type HttpResponse } from "./http-request.js";
 import { basicAuthorization, bearerChallenge, type BearerChallenge, redact, type RegistryCredential } from "./registry-auth.js";
 import type { FailureReason } from "./result.js";
@@ -50,6 +54,55 @@ export interface PushOptions {
   readonly ca?: Buffer | undefined;
   /** How long one request may take. */
   readonly timeoutMs?: number;
+  /**
+   * Host names, besides the registry's own, whose token service may be sent the credential: the
+   * profile's hosts for the evidence destination (BERTH_TOKEN_REALM_HOSTS).
+   */
+  readonly tokenRealmHosts?: readonly string[];
+}
+
+/** As many redirects as Go's http client follows before it gives up. */
+const MAX_REDIRECTS = 10;
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+// oras-go refuses a token service on a loopback or link-local address (a registry could point
+// the client at a metadata service, or at whatever listens beside it); IPv4-mapped IPv6
+// addresses are checked as the IPv4 address they hold.
+const LOCAL = new BlockList();
+LOCAL.addSubnet("127.0.0.0", 8, "ipv4");
+LOCAL.addSubnet("169.254.0.0", 16, "ipv4");
+LOCAL.addAddress("::1", "ipv6");
+LOCAL.addSubnet("fe80::", 10, "ipv6");
+
+/**
+ * Why the credential must not go to a token service on `realmHost` (a URL's hostname), or
+ * undefined when it may: the registry's own host (`registryHost`, a hostname too), else a host
+ * `allowed` names that is not a loopback or link-local address. Hosts compare as hostnames,
+ * without the port, as oras-go compares them: a token service on another port of the
+ * registry's machine is the registry's own.
+ */
+export function realmRefusal(realmHost: string, registryHost: string, allowed: readonly string[]): string | undefined {
+  const host = realmHost.toLowerCase();
+  if (host === registryHost.toLowerCase()) return undefined;
+  const address = host.replace(/^\[(.*)\]$/, "$1");
+  const family = isIP(address);
+  if (family !== 0 && LOCAL.check(address, family === 6 ? "ipv6" : "ipv4")) {
+    return `the registry's token service is on ${host}, a loopback or link-local address that is not the registry's host; the credential is not sent there`;
+  }
+  if (allowed.some((a) => a.toLowerCase() === host)) return undefined;
+  return `the registry's token service is on host ${host}, neither the registry's (${registryHost}) nor one the profile reviews for the evidence destination; the credential is not sent there (list it in the evidence destination's hosts in the WorkspaceProfile's spec.destinations to allow it)`;
+}
+
+/**
+ * Nothing goes but over https: the registry is reached over https, so a Location (an upload's, or
+ * a redirect's) to http:// is a downgrade that would carry the evidence, and on the registry's own
+ * host the credential, in clear text. Refused rather than a RegistryError, as an http token realm
+ * is: the export declines to send, and another attempt would only decline again.
+ */
+function httpsOnly(location: URL, what: string, whose: string): void {
+  if (location.protocol !== "https:") {
+    throw new PushFailure("Refused", `${what}: the registry's ${whose} ${location.origin} is not https; the evidence and the credential are not sent there`);
+  }
 }
 
 /** Pushes the artifact; resolves with the manifest's digest, or rejects with a PushFailure. */
@@ -97,6 +150,7 @@ class RegistryClient {
     if (!location) throw new PushFailure("RegistryError", "POST a blob upload: 202 without a Location");
     // The Location may be relative or absolute, and may already carry a query (a session state).
     const upload = new URL(location, this.base);
+    httpsOnly(upload, "POST a blob upload", "upload Location");
     upload.searchParams.append("digest", blob.digest);
     const put = await this.send("PUT", upload, { "content-type": "application/octet-stream" }, blob.content);
     this.expect(put, [201], `PUT blob ${blob.digest}`);
@@ -105,12 +159,38 @@ class RegistryClient {
   /** One request, with the credential where it belongs and once more after a Bearer challenge. */
   async send(method: string, target: string | URL, headers: Record<string, string> = {}, body?: Buffer): Promise<HttpResponse> {
     const url = typeof target === "string" ? new URL(target, this.base) : target;
-    const res = await this.exchange(method, url, headers, body);
-    if (res.status !== 401 || url.origin !== this.base.origin) return res;
+    const res = await this.follow(method, url, headers, body);
+    if (res.status !== 401 || res.url.origin !== this.base.origin) return res;
     const challenge = bearerChallenge(header(res.headers, "www-authenticate"));
     if (!challenge) return res;
     this.authorization = `Bearer ${await this.token(challenge)}`;
-    return this.exchange(method, url, headers, body);
+    return this.follow(method, url, headers, body);
+  }
+
+  /**
+   * The request and its redirects (distribution's redirect storage middleware, S3-backed
+   * registries), with the answer and where it came from. HEAD and GET follow any redirect; a
+   * request with a body follows 307 and 308 alone, sending the body again, since Go's client
+   * would turn it into a GET on 301, 302 and 303 and that is no upload: those are answered as
+   * they came, and fail as the registry's error.
+   */
+  private async follow(method: string, url: URL, headers: Record<string, string>, body?: Buffer): Promise<HttpResponse & { url: URL }> {
+    for (let current = url, redirects = 0; ; redirects++) {
+      const what = `${method} ${current.origin}${current.pathname}`;
+      const res = await this.exchange(method, current, headers, body);
+      const location = header(res.headers, "location");
+      const follows = REDIRECTS.has(res.status) && location !== undefined && (method === "HEAD" || method === "GET" || res.status === 307 || res.status === 308);
+      if (!follows) return { ...res, url: current };
+      if (redirects === MAX_REDIRECTS) throw new PushFailure("RegistryError", `${what}: stopped after ${MAX_REDIRECTS} redirects`);
+      let next: URL;
+      try {
+        next = new URL(location, current);
+      } catch {
+        throw new PushFailure("RegistryError", redact(`${what}: the registry redirected to "${location}", which is not a URL`, this.secrets));
+      }
+      httpsOnly(next, what, "redirect to");
+      current = next;
+    }
   }
 
   /** Fails unless the answer is one of `ok`: 401 and 403 are a refusal, anything else a registry error. */
@@ -149,6 +229,10 @@ class RegistryClient {
     }
     // The credential goes to the token service: never in clear text.
     if (realm.protocol !== "https:") throw new PushFailure("Refused", `the registry's token realm ${realm.origin} is not https; the credential is not sent there`);
+    // Nor to a token service the registry alone chose: a registry (or whoever answers for it)
+    // could name any host as its realm and be handed the credential there.
+    const refusal = realmRefusal(realm.hostname, this.base.hostname, this.options.tokenRealmHosts ?? []);
+    if (refusal !== undefined) throw new PushFailure("Refused", refusal);
     if (challenge.service) realm.searchParams.append("service", challenge.service);
     const push = `repository:${this.options.repository.name}:pull,push`;
     realm.searchParams.append("scope", push);

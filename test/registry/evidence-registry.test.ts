@@ -5,13 +5,25 @@
 // pulled back and checked, its patch applied by git. `npm run test:registry`; CI runs it after the
 // build, where the registry always exists.
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import https from "node:https";
+import { join, normalize } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { evidence, evidenceLoopback, git, httpsGet, PASSWORD, registryBinary } from "../support/evidence-loopback.js";
+import { freePort } from "../support/function-process.js";
 import { tempDirs } from "../support/temp.js";
 
 const tempDir = tempDirs();
+
+/** The registry's binary, or the test skipped, saying why. */
+function binaryOrSkip(ctx: { skip: () => void }): string {
+  const binary = registryBinary();
+  if (!binary) {
+    console.warn("skipped: no CNCF distribution binary under ~/.cache/berth/bin (test/conformance/controlplane/build.sh --node builds it)");
+    ctx.skip();
+  }
+  return binary!;
+}
 
 describe("evidence collect and evidence export, pushing to CNCF distribution", () => {
   const cleanups: (() => Promise<void>)[] = [];
@@ -21,12 +33,7 @@ describe("evidence collect and evidence export, pushing to CNCF distribution", (
   const { startRegistry, workload, runtimeWorks, OUTCOME, reported, exportEnv } = evidenceLoopback(tempDir, cleanups);
 
   it("pushes one artifact to a real registry, records it, and ends the collector", async (ctx) => {
-    const binary = registryBinary();
-    if (!binary) {
-      console.warn("skipped: no CNCF distribution binary under ~/.cache/berth/bin (test/conformance/controlplane/build.sh --node builds it)");
-      ctx.skip();
-      return;
-    }
+    const binary = binaryOrSkip(ctx);
     const { host, ca, caFile } = await startRegistry(binary);
 
     const w = await workload();
@@ -98,12 +105,7 @@ describe("evidence collect and evidence export, pushing to CNCF distribution", (
   });
 
   it("given no collector (the runtime never ran), pushes the outcome alone", async (ctx) => {
-    const binary = registryBinary();
-    if (!binary) {
-      console.warn("skipped: no CNCF distribution binary under ~/.cache/berth/bin (test/conformance/controlplane/build.sh --node builds it)");
-      ctx.skip();
-      return;
-    }
+    const binary = binaryOrSkip(ctx);
     const { host, ca, caFile } = await startRegistry(binary);
     const w = await workload();
     const { env, terminationLog } = exportEnv(w, `${host}/berth/evidence`, { SSL_CERT_FILE: caFile });
@@ -116,5 +118,41 @@ describe("evidence collect and evidence export, pushing to CNCF distribution", (
     expect(manifest.layers.map((l: { annotations: Record<string, string> }) => l.annotations["org.opencontainers.image.title"])).toEqual(["outcome.json"]);
     // The collector was not asked, and keeps waiting for its own end.
     expect(w.collector.child.exitCode).toBeNull();
+  });
+
+  it("behind distribution's redirect storage middleware, pushes again: each blob's HEAD is redirected, and the credential stays with the registry", async (ctx) => {
+    const binary = binaryOrSkip(ctx);
+    // The blob store the registry redirects to: another origin, serving its storage root's files.
+    const storagePort = await freePort();
+    const { host, caFile, pki, storageRoot } = await startRegistry(binary, { redirect: `https://127.0.0.1:${storagePort}/` });
+    const seen: { method: string; path: string; authorization?: string }[] = [];
+    const store = https.createServer({ key: readFileSync(join(pki.dir, "server.key")), cert: readFileSync(join(pki.dir, "server.crt")) }, (req, res) => {
+      const path = new URL(req.url!, "https://store").pathname;
+      seen.push({ method: req.method!, path, ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}) });
+      const file = normalize(join(storageRoot, path));
+      if (!file.startsWith(`${storageRoot}/`) || !existsSync(file)) return void res.writeHead(404).end();
+      res.writeHead(200, { "content-length": String(statSync(file).size) }).end(req.method === "GET" ? readFileSync(file) : undefined);
+    });
+    await new Promise<void>((resolve) => store.listen(storagePort, "127.0.0.1", resolve));
+    cleanups.push(() => new Promise<void>((resolve) => store.close(() => resolve())));
+
+    const w = await workload();
+    const auth = JSON.stringify({ auths: { [host]: { auth: Buffer.from(`robot:${PASSWORD}`).toString("base64") } } });
+    // The outcome alone, twice: the second push finds every blob the first pushed, through the redirect.
+    const digests: string[] = [];
+    for (const tag of ["ws-0123", "ws-0124"]) {
+      const { env, terminationLog } = exportEnv(w, `${host}/berth/evidence`, { SSL_CERT_FILE: caFile, BERTH_REGISTRY_AUTH: auth, BERTH_EVIDENCE_TAG: tag, BERTH_EXPORT_DEADLINE_SECONDS: "10" });
+      delete (env as Record<string, string | undefined>).BERTH_COLLECTOR_URL;
+      const exporter = evidence("export", env);
+      cleanups.push(exporter.stop);
+      expect(await exporter.exited, exporter.output()).toBe(0);
+      expect(reported(terminationLog)).toMatchObject({ state: "Exported", tag, attempts: 1 });
+      digests.push((reported(terminationLog) as { digest: string }).digest);
+    }
+    expect(digests[1]).toBe(digests[0]);
+    // distribution redirects to the blob's data in its storage layout; each of the second push's two blobs (the empty config, outcome.json) was HEADed there.
+    expect(seen.map((s) => s.method)).toEqual(["HEAD", "HEAD"]);
+    for (const s of seen) expect(s.path).toMatch(/^\/docker\/registry\/v2\/blobs\/sha256\/[0-9a-f]{2}\/[0-9a-f]{64}\/data$/);
+    expect(seen.filter((s) => s.authorization !== undefined)).toEqual([]);
   });
 });

@@ -78,25 +78,31 @@ export function httpsGet(url: string, ca: Buffer, headers: Record<string, string
 
 /** What a test starts, stopped by the test's afterEach through `cleanups`. */
 export function evidenceLoopback(tempDir: (prefix: string) => string, cleanups: (() => Promise<void>)[]) {
-  /** CNCF distribution on loopback, serving TLS with a CA made here. */
-  async function startRegistry(binary: string) {
+  /**
+   * CNCF distribution on loopback, serving TLS with a CA made here. With `redirect`, its redirect
+   * storage middleware answers a blob's GET and HEAD with a 307 to that base URL and the blob's
+   * path under `storageRoot`, as a registry backed by S3 sends clients to the bucket.
+   */
+  async function startRegistry(binary: string, options: { redirect?: string } = {}) {
     const pki = makeTestPKI(tempDir);
     const ca = readFileSync(join(pki.dir, "ca.crt"));
     const registryDir = tempDir("berth-evidence-registry-");
+    const storageRoot = join(registryDir, "data");
     const host = `127.0.0.1:${await freePort()}`;
     writeFileSync(
       join(registryDir, "config.yml"),
       JSON.stringify({
         version: 0.1,
         log: { level: "warn", accesslog: { disabled: true } },
-        storage: { filesystem: { rootdirectory: join(registryDir, "data") } },
+        storage: { filesystem: { rootdirectory: storageRoot } },
+        ...(options.redirect ? { middleware: { storage: [{ name: "redirect", options: { baseurl: options.redirect } }] } } : {}),
         http: { addr: host, tls: { certificate: join(pki.dir, "server.crt"), key: join(pki.dir, "server.key") } },
       }),
     );
     const registry = startProcess(binary, ["serve", join(registryDir, "config.yml")], { PATH: process.env.PATH, OTEL_TRACES_EXPORTER: "none" });
     cleanups.push(registry.stop);
     await until("the registry", async () => ((await httpsGet(`https://${host}/v2/`, ca).catch(() => undefined))?.status === 200 ? true : undefined));
-    return { host, ca, caFile: join(pki.dir, "ca.crt") };
+    return { host, ca, caFile: join(pki.dir, "ca.crt"), pki, storageRoot };
   }
 
   /** A checkout, and a collector serving it. */

@@ -4,15 +4,16 @@
 // a certificate the CA does not vouch for and a port nobody listens on.
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
-import type { IncomingMessage, ServerResponse } from "node:http";
+import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import https from "node:https";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { CollectedEvidence } from "../../functions/evidence/collected.js";
 import { ARTIFACT_TYPE, evidenceArtifact, MANIFEST_MEDIA_TYPE, PATCH_TRUNCATED } from "../../functions/evidence/oci-artifact.js";
+import { exportSettings } from "../../functions/evidence/export.js";
 import { bearerChallenge, credentialFor } from "../../functions/evidence/registry-auth.js";
-import { parseRepository, PushFailure, pushArtifact } from "../../functions/evidence/registry-push.js";
+import { parseRepository, PushFailure, pushArtifact, type PushOptions, realmRefusal } from "../../functions/evidence/registry-push.js";
 import { exportResultSchema } from "../../functions/evidence/result.js";
 import { freePort } from "../support/function-process.js";
 import { tempDirs } from "../support/temp.js";
@@ -121,54 +122,110 @@ describe("the push credential", () => {
   });
 });
 
-/** A registry on loopback https, in memory: blobs and manifests, behind a token service. */
-async function fakeRegistry(pki: { dir: string }, options: { token?: { user: string; password: string } } = {}) {
-  const blobs = new Map<string, Buffer>();
-  const manifests = new Map<string, Buffer>();
-  const seen: { method: string; path: string; authorization?: string }[] = [];
-  const TOKEN = "issued-token-1234";
-  let base = "";
-  const read = (req: IncomingMessage) =>
-    new Promise<Buffer>((resolve) => {
-      const chunks: Buffer[] = [];
-      req.on("data", (c: Buffer) => chunks.push(c));
-      req.on("end", () => resolve(Buffer.concat(chunks)));
-    });
+type Seen = { method: string; path: string; authorization?: string };
+const TOKEN = "issued-token-1234";
+const sha256 = (bytes: Buffer) => `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
+const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`;
+
+/** Answers, for a handler that returns whether it did. */
+const answer = (res: ServerResponse, status: number, headers: Record<string, string> = {}, body?: Buffer | string): true => (res.writeHead(status, headers).end(body), true);
+
+const read = (req: IncomingMessage) =>
+  new Promise<Buffer>((resolve) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => resolve(Buffer.concat(chunks)));
+  });
+
+/**
+ * A server on loopback (https unless told), recording every request with its Authorization
+ * header; `handle` answers what it knows and returns false for a 404.
+ */
+async function loopback(pki: { dir: string } | undefined, handle: (req: IncomingMessage, url: URL, body: Buffer, res: ServerResponse) => boolean) {
+  const seen: Seen[] = [];
   const handler = async (req: IncomingMessage, res: ServerResponse) => {
-    const url = new URL(req.url!, base);
+    const url = new URL(req.url!, "https://loopback");
     const body = await read(req);
     seen.push({ method: req.method!, path: url.pathname, ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}) });
-    if (url.pathname === "/token") {
-      const expected = `Basic ${Buffer.from(`${options.token!.user}:${options.token!.password}`).toString("base64")}`;
-      if (req.headers.authorization !== expected) return void res.writeHead(401).end();
-      return void res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ token: TOKEN }));
-    }
+    if (!handle(req, url, body, res)) res.writeHead(404).end();
+  };
+  const server = pki
+    ? https.createServer({ key: readFileSync(join(pki.dir, "server.key")), cert: readFileSync(join(pki.dir, "server.crt")) }, (req, res) => void handler(req, res))
+    : http.createServer((req, res) => void handler(req, res));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as AddressInfo).port;
+  return { port, seen, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+/** Where a registry with the redirect storage middleware sends a blob: its data, and a moved upload's PUT. */
+function storage(blobs: Map<string, Buffer>, url: URL, method: string, body: Buffer, res: ServerResponse): boolean {
+  let m;
+  if ((m = /^\/data\/(sha256:[0-9a-f]{64})$/.exec(url.pathname)) && (method === "HEAD" || method === "GET")) {
+    const blob = blobs.get(m[1]!);
+    return blob ? answer(res, 200, { "content-length": String(blob.length) }, method === "GET" ? blob : undefined) : answer(res, 404);
+  }
+  if (url.pathname === "/moved/session-1" && method === "PUT") return putBlob(blobs, url, body, res);
+  return false;
+}
+
+/** The PUT that ends an upload: the session's own query kept, the digest added, the bytes that digest. */
+function putBlob(blobs: Map<string, Buffer>, url: URL, body: Buffer, res: ServerResponse): true {
+  const digest = url.searchParams.get("digest")!;
+  if (url.searchParams.get("_state") !== "opaque" || sha256(body) !== digest) return answer(res, 400);
+  blobs.set(digest, body);
+  return answer(res, 201);
+}
+
+/** A token service on loopback https: the token for the credential, 401 for anything else. */
+function tokenService(credential: { user: string; password: string }) {
+  return (req: IncomingMessage, url: URL, _body: Buffer, res: ServerResponse): boolean => {
+    if (url.pathname !== "/token") return false;
+    if (req.headers.authorization !== basic(credential.user, credential.password)) return answer(res, 401);
+    return answer(res, 200, { "content-type": "application/json" }, JSON.stringify({ token: TOKEN }));
+  };
+}
+
+/**
+ * A registry on loopback https, in memory: blobs and manifests, behind a token service (its own,
+ * or at `realm`). With `redirect` (a base URL, or "self"), a blob it has and an upload's PUT are
+ * answered 307 to there (storage's routes), as distribution's redirect middleware and S3-backed
+ * registries do; `uploadLocation` replaces the Location of a started upload.
+ */
+async function fakeRegistry(pki: { dir: string }, options: { token?: { user: string; password: string }; realm?: string; redirect?: string; uploadLocation?: string; blobs?: Map<string, Buffer> } = {}) {
+  const blobs = options.blobs ?? new Map<string, Buffer>();
+  const manifests = new Map<string, Buffer>();
+  let base = "";
+  const token = options.token ? tokenService(options.token) : undefined;
+  const handle = (req: IncomingMessage, url: URL, body: Buffer, res: ServerResponse): boolean => {
+    if (token && !options.realm && token(req, url, body, res)) return true;
     if (options.token && req.headers.authorization !== `Bearer ${TOKEN}`) {
-      return void res.writeHead(401, { "www-authenticate": `Bearer realm="${base}/token",service="fake",scope="repository:berth/evidence:pull"` }).end();
+      return answer(res, 401, { "www-authenticate": `Bearer realm="${options.realm ?? `${base}/token`}",service="fake",scope="repository:berth/evidence:pull"` });
     }
+    if (storage(blobs, url, req.method!, body, res)) return true;
+    const redirect = options.redirect === "self" ? base : options.redirect;
     let m;
-    if ((m = /^\/v2\/(.+)\/blobs\/(sha256:[0-9a-f]{64})$/.exec(url.pathname)) && req.method === "HEAD") return void res.writeHead(blobs.has(m[2]!) ? 200 : 404).end();
+    if ((m = /^\/v2\/(.+)\/blobs\/(sha256:[0-9a-f]{64})$/.exec(url.pathname)) && req.method === "HEAD") {
+      if (redirect && blobs.has(m[2]!)) return answer(res, 307, { location: `${redirect}/data/${m[2]}` });
+      return answer(res, blobs.has(m[2]!) ? 200 : 404);
+    }
     if (/^\/v2\/.+\/blobs\/uploads\/$/.test(url.pathname) && req.method === "POST") {
       // Absolute, and with a query of its own: the digest must be added to it.
-      return void res.writeHead(202, { location: `${base}/upload/session-1?_state=opaque` }).end();
+      return answer(res, 202, { location: options.uploadLocation ?? `${base}/upload/session-1?_state=opaque` });
     }
     if (url.pathname === "/upload/session-1" && req.method === "PUT") {
-      const digest = url.searchParams.get("digest")!;
-      if (url.searchParams.get("_state") !== "opaque" || `sha256:${createHash("sha256").update(body).digest("hex")}` !== digest) return void res.writeHead(400).end();
-      blobs.set(digest, body);
-      return void res.writeHead(201).end();
+      if (redirect) return answer(res, 307, { location: `${redirect}/moved/session-1${url.search}` });
+      return putBlob(blobs, url, body, res);
     }
     if ((m = /^\/v2\/(.+)\/manifests\/([^/]+)$/.exec(url.pathname)) && req.method === "PUT") {
       manifests.set(m[2]!, body);
-      return void res.writeHead(201, { "docker-content-digest": `sha256:${createHash("sha256").update(body).digest("hex")}` }).end();
+      return answer(res, 201, { "docker-content-digest": sha256(body) });
     }
-    res.writeHead(404).end();
+    return false;
   };
-  const server = https.createServer({ key: readFileSync(join(pki.dir, "server.key")), cert: readFileSync(join(pki.dir, "server.crt")) }, (req, res) => void handler(req, res));
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const host = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const server = await loopback(pki, handle);
+  const host = `127.0.0.1:${server.port}`;
   base = `https://${host}`;
-  return { host, blobs, manifests, seen, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return { host, base, blobs, manifests, seen: server.seen, close: server.close };
 }
 
 describe("pushArtifact", () => {
@@ -221,5 +278,111 @@ describe("pushArtifact", () => {
     const unreachable = await pushArtifact({ repository: { host: `127.0.0.1:${port}`, name: "berth/evidence" }, tag: "ws-1", artifact, ca }).catch((e: unknown) => e);
     expect((unreachable as PushFailure).reason).toBe("Unreachable");
     expect((unreachable as PushFailure).message).toContain("ECONNREFUSED");
+  });
+
+  describe("as strict as oras-go about where it sends things", () => {
+    const credential = { username: "robot", password: "pa55word" };
+    const push = (host: string, tag: string, more: Partial<PushOptions> = {}) => pushArtifact({ repository: { host, name: "berth/evidence" }, tag, artifact, credential, ca, ...more });
+    const refusal = (failure: unknown) => {
+      expect(failure).toBeInstanceOf(PushFailure);
+      return { reason: (failure as PushFailure).reason, message: (failure as PushFailure).message };
+    };
+
+    it("follows a registry's redirects of blobs to another origin, which never sees the credential", async () => {
+      const blobs = new Map<string, Buffer>();
+      const elsewhere = await loopback(pki, (req, url, body, res) => storage(blobs, url, req.method!, body, res));
+      closers.push(elsewhere.close);
+      const registry = await fakeRegistry(pki, { blobs, redirect: `https://127.0.0.1:${elsewhere.port}` });
+      closers.push(registry.close);
+      // The first push's uploads are redirected (307: the body is sent again); the second push's
+      // HEADs find each blob where the registry redirects them.
+      expect(await push(registry.host, "ws-1")).toBe(artifact.digest);
+      expect(await push(registry.host, "ws-2")).toBe(artifact.digest);
+      for (const blob of artifact.blobs) expect(blobs.get(blob.digest)!.equals(blob.content)).toBe(true);
+      expect(elsewhere.seen.map((s) => `${s.method} ${s.path}`)).toEqual([...artifact.blobs.map(() => "PUT /moved/session-1"), ...artifact.blobs.map((b) => `HEAD /data/${b.digest}`)]);
+      expect(registry.seen.every((s) => s.authorization === basic("robot", "pa55word"))).toBe(true);
+    });
+
+    it("carries the credential on a redirect to the registry's own origin", async () => {
+      const registry = await fakeRegistry(pki, { redirect: "self" });
+      closers.push(registry.close);
+      await push(registry.host, "ws-1");
+      await push(registry.host, "ws-2");
+      const redirected = registry.seen.filter((s) => s.path.startsWith("/data/") || s.path.startsWith("/moved/"));
+      expect(redirected.length).toBe(2 * artifact.blobs.length);
+      expect(redirected.every((s) => s.authorization === basic("robot", "pa55word"))).toBe(true);
+    });
+
+    it("refuses an upload Location, or a redirect, to http://, and sends nothing there", async () => {
+      const plain = await loopback(undefined, () => false);
+      closers.push(plain.close);
+      const downgraded = await fakeRegistry(pki, { uploadLocation: `http://127.0.0.1:${plain.port}/upload/session-1?_state=opaque` });
+      closers.push(downgraded.close);
+      expect(refusal(await push(downgraded.host, "ws-1").catch((e: unknown) => e))).toEqual({
+        reason: "Refused",
+        message: `POST a blob upload: the registry's upload Location http://127.0.0.1:${plain.port} is not https; the evidence and the credential are not sent there`,
+      });
+      const redirecting = await fakeRegistry(pki, { redirect: `http://127.0.0.1:${plain.port}` });
+      closers.push(redirecting.close);
+      expect(refusal(await push(redirecting.host, "ws-1").catch((e: unknown) => e))).toEqual({
+        reason: "Refused",
+        message: `PUT ${redirecting.base}/upload/session-1: the registry's redirect to http://127.0.0.1:${plain.port} is not https; the evidence and the credential are not sent there`,
+      });
+      expect(plain.seen).toEqual([]);
+    });
+
+    it("sends the credential to a token service on another host only when the profile names that host", async () => {
+      const tokens = await loopback(pki, tokenService({ user: "robot", password: "pa55word" }));
+      closers.push(tokens.close);
+      // The registry is 127.0.0.1; its token service is localhost: the same machine, another host.
+      const registry = await fakeRegistry(pki, { token: { user: "robot", password: "pa55word" }, realm: `https://localhost:${tokens.port}/token` });
+      closers.push(registry.close);
+      expect(refusal(await push(registry.host, "ws-1").catch((e: unknown) => e))).toEqual({
+        reason: "Refused",
+        message: `the registry's token service is on host localhost, neither the registry's (127.0.0.1) nor one the profile reviews for the evidence destination; the credential is not sent there (list it in the evidence destination's hosts in the WorkspaceProfile's spec.destinations to allow it)`,
+      });
+      expect(tokens.seen).toEqual([]);
+      expect(await push(registry.host, "ws-1", { tokenRealmHosts: ["localhost"] })).toBe(artifact.digest);
+      expect(tokens.seen).toEqual([{ method: "GET", path: "/token", authorization: basic("robot", "pa55word") }]);
+      expect(registry.manifests.get("ws-1")!.equals(artifact.manifest)).toBe(true);
+    });
+
+    it("refuses a loopback or link-local token service even when named, unless it is the registry's own host", async () => {
+      const options: { token: { user: string; password: string }; realm?: string } = { token: { user: "robot", password: "pa55word" } };
+      const registry = await fakeRegistry(pki, options);
+      closers.push(registry.close);
+      for (const host of ["127.0.0.2", "169.254.169.254"]) {
+        options.realm = `https://${host}:${registry.host.split(":")[1]}/token`;
+        expect(refusal(await push(registry.host, "ws-1", { tokenRealmHosts: [host] }).catch((e: unknown) => e))).toEqual({
+          reason: "Refused",
+          message: `the registry's token service is on ${host}, a loopback or link-local address that is not the registry's host; the credential is not sent there`,
+        });
+      }
+      expect(registry.seen.filter((s) => s.path === "/token")).toEqual([]);
+      // As a URL gives the host: IPv6 in brackets, an IPv4-mapped address in hex.
+      const hosts = ["https://[::1]/", "https://[fe80::1]/", "https://127.0.0.1/", "https://[::ffff:127.0.0.1]/", "https://169.254.1.1/"].map((u) => new URL(u).hostname);
+      expect(hosts.map((h) => realmRefusal(h, "reg.example", hosts) !== undefined)).toEqual([true, true, true, true, true]);
+      expect(realmRefusal("127.0.0.1", "127.0.0.1", [])).toBeUndefined();
+      expect(realmRefusal("Auth.Example", "reg.example", ["auth.example"])).toBeUndefined();
+    });
+  });
+});
+
+describe("exportSettings", () => {
+  const env = {
+    BERTH_OUTCOME: JSON.stringify({ result: "Succeeded", reason: "Completed" }),
+    BERTH_EVIDENCE_REPOSITORY: "reg.example/berth/evidence",
+    BERTH_EVIDENCE_TAG: "ws-1",
+    BERTH_WORKSPACE_ID: "ws-1",
+    BERTH_SOURCE_REPOSITORY: "https://git.example/app.git",
+    BERTH_SOURCE_REVISION: "main",
+  };
+  it("reads the token service's hosts the profile reviews, none by default", () => {
+    expect(exportSettings(env).tokenRealmHosts).toEqual([]);
+    expect(exportSettings({ ...env, BERTH_TOKEN_REALM_HOSTS: "auth.example, Token.Example" }).tokenRealmHosts).toEqual(["auth.example", "token.example"]);
+  });
+  it("refuses hosts that are not host names, naming the variable", () => {
+    expect(() => exportSettings({ ...env, BERTH_TOKEN_REALM_HOSTS: "https://auth.example/token" })).toThrow("BERTH_TOKEN_REALM_HOSTS: must be host names separated by commas, without scheme, port or path");
+    expect(() => exportSettings({ ...env, BERTH_TOKEN_REALM_HOSTS: "auth.example,,x" })).toThrow(/^BERTH_TOKEN_REALM_HOSTS: /);
   });
 });

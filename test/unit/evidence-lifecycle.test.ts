@@ -164,6 +164,17 @@ describe("evidence exported before clean-up", () => {
     expect(auth?.valueFrom).toEqual({ secretKeyRef: { name: "alice-evidence-registry", key: ".dockerconfigjson" } });
   });
 
+  it("the export may send the credential to a token service on the evidence destination's hosts, and only when the profile lists some", () => {
+    const exportEnv = (required: Record<string, KubeObject[]>) => {
+      const { workspace, observed, namespace } = running(PERSISTENT, required);
+      const rsp = runFunction(request(workspace, { required: { ...required, "workload-pods": [workloadPod(namespace, { exitCode: 0 })] }, observed }));
+      return envOf(desired(rsp, "evidence-export"), "export");
+    };
+    expect(exportEnv(ALL_REQUIRED).map((e) => e.name)).toEqual(["BERTH_WORKSPACE_ID", "BERTH_EVIDENCE_REPOSITORY", "BERTH_EVIDENCE_TAG", "BERTH_SOURCE_REPOSITORY", "BERTH_SOURCE_REVISION", "BERTH_OUTCOME", "BERTH_COLLECTOR_URL", "BERTH_REGISTRY_AUTH"]);
+    const withHosts = edited(PROFILE, (p) => ((p.spec as { destinations: Record<string, unknown>[] }).destinations.find((d) => d.name === "evidence-registry")!.hosts = ["evidence.registry.example.com", "auth.registry.example.com"]));
+    expect(exportEnv({ ...ALL_REQUIRED, profile: [withHosts] }).at(-1)).toEqual({ name: "BERTH_TOKEN_REALM_HOSTS", value: "evidence.registry.example.com,auth.registry.example.com" });
+  });
+
   it("an export that cannot push says why in status and a warning, is retried, and nothing is cleaned up", () => {
     const { next, namespace } = afterRun();
     const refused = { state: "Failed", reason: "Refused", message: "POST a blob upload: the registry answered 403 DENIED", attempts: 3, lastAttemptAt: "2026-12-07T10:05:00Z" };

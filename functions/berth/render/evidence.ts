@@ -122,6 +122,7 @@ export function renderEvidenceExport(p: NamespaceProfile, spec: { source: { repo
     ...(collector ? [{ name: "BERTH_COLLECTOR_URL", value: collector }] : []),
     ...(e.credential ? [{ name: "BERTH_REGISTRY_AUTH", valueFrom: { secretKeyRef: { name: e.credential.name, key: e.credential.key } } }] : []),
     ...(e.caBundle ? [{ name: "SSL_CERT_FILE", value: caFile(e.caBundle) }] : []),
+    ...(e.tokenRealmHosts ? [{ name: "BERTH_TOKEN_REALM_HOSTS", value: e.tokenRealmHosts.join(",") }] : []),
   ];
   const pods = evidenceExportPods(p);
   return kube<IJob>({

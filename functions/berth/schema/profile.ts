@@ -28,7 +28,7 @@ export const destinationSchema = z
       .max(16)
       .optional()
       .describe(
-        "The host names this destination answers for. A DeveloperWorkspace with a git credential checks out only from a host of its git destination, since the checkout presents the credential to it (a Service destination answers for <name>.<namespace>.svc and <name>.<namespace>.svc.cluster.local without listing them).",
+        "The host names this destination answers for. A DeveloperWorkspace with a git credential checks out only from a host of its git destination, since the checkout presents the credential to it (a Service destination answers for <name>.<namespace>.svc and <name>.<namespace>.svc.cluster.local without listing them). The evidence export sends the registry credential to a token service only on the registry's own host or one of these.",
       ),
     mcp: z
       .strictObject({
