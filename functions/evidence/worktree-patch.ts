@@ -6,7 +6,8 @@
 //
 // What the patch cannot carry is named, and left out whole, so that the rest still applies: a file
 // over the cap, a repository inside the checkout (a gitlink), a path git refuses.
-import { lstat, mkdir } from "node:fs/promises";
+import { constants } from "node:fs";
+import { access, lstat, mkdir } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { type Baseline, copyIndex } from "./baseline.js";
 import { git, gitMessage, gitOutput, GitFailure, type GitScope } from "./git-cli.js";
@@ -35,6 +36,7 @@ export interface WorktreePatch {
 }
 
 const GITLINK = "160000";
+const NESTED_REPOSITORY = "a repository inside the checkout (a git submodule or a clone): the patch does not carry another repository's commits";
 
 export async function worktreePatch(checkoutDir: string, baseline: Baseline, maxBytes = MAX_PATCH_BYTES): Promise<WorktreePatch> {
   const workTree = await readableWorktree(checkoutDir, baseline);
@@ -45,52 +47,57 @@ export async function worktreePatch(checkoutDir: string, baseline: Baseline, max
   const files = { added: 0, modified: 0, deleted: 0 };
   const leftOut: LeftOut[] = [];
 
-  // 1. What changed, by the index's stat data (tracked) and by git's ignore rules (untracked).
-  const [tracked, untracked] = (
-    await Promise.all([
-      gitOutput(scope, ["ls-files", "-z", "--modified"], { maxOutputBytes: 256 * 1024 * 1024 }),
-      gitOutput(scope, ["ls-files", "-z", "--others", "--exclude-standard"], { maxOutputBytes: 256 * 1024 * 1024 }),
-    ])
-  ).map(nulList) as [Buffer[], Buffer[]];
+  // 1. What changed: tracked files by the index's stat data, with their modes; new files by
+  // git's ignore rules (a directory in that list is a repository of its own).
+  const abbrev = baseline.objectFormat === "sha256" ? "64" : "40";
+  const [trackedListing, untrackedListing] = await Promise.all([
+    gitOutput(scope, ["diff-files", "-z", "--raw", "--no-renames", `--abbrev=${abbrev}`, "--ignore-submodules=none"], { maxOutputBytes: 256 * 1024 * 1024 }),
+    gitOutput(scope, ["ls-files", "-z", "--others", "--exclude-standard"], { maxOutputBytes: 256 * 1024 * 1024 }),
+  ]);
 
-  // 2. Staged only within the bounds: git writes what it adds into the collector's volume.
+  // 2. Each change staged by name, within the bounds: git writes what it stages into the
+  // collector's volume. By name (update-index), not by pathspec (add), so that the cost is the
+  // changes' own, not the changes times the index.
   const staged: Buffer[] = [];
   let stagedBytes = 0;
   const consider = async (path: Buffer, isTracked: boolean): Promise<void> => {
-    const size = await sizeOf(workTree, path);
     const leave = (reason: string) => {
       leftOut.push({ path: pathName(path), reason });
       if (isTracked) files.modified++;
       else files.added++;
     };
-    if (size > maxBytes) return leave(`${size} bytes, larger than the patch's cap of ${maxBytes}`);
-    if (stagedBytes + size > maxBytes * STAGING_FACTOR) return leave(`the changes before it in path order already fill the patch's cap of ${maxBytes} bytes`);
-    stagedBytes += size;
+    const found = await inWorktree(workTree, path);
+    if (found.kind === "other") return leave("not a file git can hold (a socket, a FIFO or a device)");
+    if (found.kind === "unreadable") return leave("the collector cannot read it");
+    if (found.size > maxBytes) return leave(`${found.size} bytes, larger than the patch's cap of ${maxBytes}`);
+    if (stagedBytes + found.size > maxBytes * STAGING_FACTOR) return leave(`the changes before it in path order already fill the patch's cap of ${maxBytes} bytes`);
+    stagedBytes += found.size;
     staged.push(path);
   };
-  for (const path of dedupe(tracked)) await consider(path, true);
-  for (const path of untracked) await consider(path, false);
+  for (const entry of parseRaw(trackedListing)) {
+    if (entry.oldMode === GITLINK) {
+      leftOut.push({ path: pathName(entry.path), reason: NESTED_REPOSITORY });
+      files.modified++;
+    } else await consider(entry.path, true);
+  }
+  for (const path of nulList(untrackedListing)) {
+    if (path[path.length - 1] === 0x2f) {
+      leftOut.push({ path: pathName(path.subarray(0, -1)), reason: NESTED_REPOSITORY });
+      files.added++;
+    } else await consider(path, false);
+  }
 
   if (staged.length > 0) {
-    // Naming every path costs git a match of each against the whole index: when nothing is left
-    // out by size, `add --all` alone stages the same changes.
-    const everything = leftOut.length === 0;
-    const added = everything
-      ? await git(scope, ["add", "--all", "--ignore-errors"])
-      : await git(scope, ["add", "--all", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul"], { input: Buffer.concat(staged.flatMap((p) => [p, Buffer.from([0])])) });
-    if (/^fatal:/m.test(added.stderr)) throw new GitFailure(`git add: ${gitMessage(added.stderr)}`);
-    // --ignore-errors: a path git refuses (`.GIT/config`, an unreadable file, an empty repository)
-    // is named and left out; everything else is still added.
-    for (const line of added.stderr.split("\n")) {
-      const refused = /^error: (.*)$/.exec(line.trim());
-      if (!refused || /^unable to add /.test(refused[1]!)) continue;
-      const quoted = /'(.*)'/.exec(refused[1]!);
-      leftOut.push({ path: quoted ? quoted[1]!.replace(/\/$/, "") : "", reason: `git add: ${refused[1]}` });
+    const updated = await git(scope, ["update-index", "--add", "--remove", "-z", "--stdin"], { input: Buffer.concat(staged.flatMap((p) => [p, Buffer.from([0])])) });
+    if (updated.code !== 0) throw new GitFailure(`git update-index: ${gitMessage(updated.stderr) || `exit ${updated.code}`}`);
+    // A path git refuses (`.GIT/config`, `git~1/x`, a symbolic link .gitmodules) would not apply.
+    for (const line of updated.stderr.split("\n")) {
+      const refused = /^Ignoring path (.*)$/.exec(line);
+      if (refused) leftOut.push({ path: refused[1]!, reason: "a path git refuses to hold, which git apply would refuse too" });
     }
   }
 
   // 3. What the index now holds that the baseline's tree does not; gitlinks are put back.
-  const abbrev = baseline.objectFormat === "sha256" ? "64" : "40";
   const makePatch = () =>
     gitOutput(scope, ["diff", "--cached", "--binary", "--full-index", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv", "--ignore-submodules=none", baseline.tree], {
       maxOutputBytes: maxBytes * STAGING_FACTOR * 2,
@@ -101,8 +108,8 @@ export async function worktreePatch(checkoutDir: string, baseline: Baseline, max
   const restore: Buffer[] = [];
   for (const entry of raw) {
     if (entry.oldMode === GITLINK || entry.newMode === GITLINK) {
-      // A repository inside the checkout has a history of its own, which a patch cannot carry.
-      leftOut.push({ path: pathName(entry.path), reason: "a repository inside the checkout (a git submodule or a clone): the patch does not carry another repository's commits" });
+      // A file the runtime replaced by a repository of its own: git staged it as a gitlink.
+      leftOut.push({ path: pathName(entry.path), reason: NESTED_REPOSITORY });
       const base = entry.oldMode === "000000" ? `0 ${"0".repeat(Number(abbrev))}` : `${entry.oldMode} ${entry.oldOid}`;
       restore.push(Buffer.concat([Buffer.from(`${base}\t`), entry.path, Buffer.from([0])]));
     }
@@ -145,15 +152,26 @@ async function readableWorktree(checkoutDir: string, baseline: Baseline): Promis
   return checkoutDir;
 }
 
-/** A path's size in the working tree: 0 for what is gone, a directory or a link. */
-async function sizeOf(workTree: string, path: Buffer): Promise<number> {
+/** What a changed path is now: gone, or a file or link to stage (with its size), or neither. */
+async function inWorktree(workTree: string, path: Buffer): Promise<{ kind: "stage" | "unreadable" | "other"; size: number }> {
+  const absolute = Buffer.concat([Buffer.from(`${workTree}/`), path]);
+  let found;
   try {
-    const stat = await lstat(Buffer.concat([Buffer.from(`${workTree}/`), path]));
-    return stat.isFile() ? stat.size : 0;
+    found = await lstat(absolute);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT" || (err as NodeJS.ErrnoException).code === "ENOTDIR") return 0;
+    // Gone (or under what is now a file): staged as deleted.
+    if ((err as NodeJS.ErrnoException).code === "ENOENT" || (err as NodeJS.ErrnoException).code === "ENOTDIR") return { kind: "stage", size: 0 };
     throw err;
   }
+  // A directory where a file was: the file is deleted, the directory's files are new of their own.
+  if (found.isDirectory() || found.isSymbolicLink()) return { kind: "stage", size: 0 };
+  if (!found.isFile()) return { kind: "other", size: 0 };
+  // git stops at the first file it cannot read, so one is named here instead.
+  const readable = await access(absolute, constants.R_OK).then(
+    () => true,
+    () => false,
+  );
+  return { kind: readable ? "stage" : "unreadable", size: found.size };
 }
 
 function nulList(output: Buffer): Buffer[] {
@@ -165,17 +183,6 @@ function nulList(output: Buffer): Buffer[] {
     start = end + 1;
   }
   return out;
-}
-
-/** ls-files --modified names a path once per conflicting stage; a checkout has one. */
-function dedupe(paths: Buffer[]): Buffer[] {
-  const seen = new Set<string>();
-  return paths.filter((p) => {
-    const key = p.toString("latin1");
-    if (seen.has(key)) return false;
-    seen.add(key);
-    return true;
-  });
 }
 
 interface RawEntry {

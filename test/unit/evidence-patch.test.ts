@@ -256,7 +256,7 @@ export const PATCH_CASES: PatchCase[] = [
       write(d, "a.txt", "b\n");
     },
     leftOut: ["vendor/lib", "empty"],
-    files: { added: 1, modified: 1, deleted: 0 },
+    files: { added: 2, modified: 1, deleted: 0 },
   },
   {
     name: "a checkout in SHA-256 object format",
