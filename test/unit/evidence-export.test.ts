@@ -10,7 +10,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { CollectedEvidence } from "../../functions/evidence/collected.js";
-import { ARTIFACT_TYPE, evidenceArtifact, MANIFEST_MEDIA_TYPE, PATCH_TRUNCATED } from "../../functions/evidence/oci-artifact.js";
+import { ARTIFACT_TYPE, CHANGES_LEFT_OUT, evidenceArtifact, MANIFEST_MEDIA_TYPE } from "../../functions/evidence/oci-artifact.js";
 import { exportSettings } from "../../functions/evidence/export.js";
 import { bearerChallenge, credentialFor } from "../../functions/evidence/registry-auth.js";
 import { parseRepository, PushFailure, pushArtifact, type PushOptions, realmRefusal } from "../../functions/evidence/registry-push.js";
@@ -39,8 +39,9 @@ describe("exportResultSchema", () => {
 
 const evidence: CollectedEvidence = {
   commit: "0123456789abcdef0123456789abcdef01234567",
-  patch: "diff --git a/a b/a\n",
-  patchTruncated: false,
+  patch: Buffer.from("diff --git a/a b/a\n").toString("base64"),
+  notCollected: null,
+  leftOut: [],
   files: { added: 0, modified: 1, deleted: 0 },
   verification: { exitCode: 0, output: "all green" },
   collectedAt: "2026-05-01T10:00:30Z",
@@ -70,9 +71,11 @@ describe("evidenceArtifact", () => {
       workspaceID: "ws-1",
       source: { repository: "https://git.example/app.git", revision: "main", commit: evidence.commit },
       outcome: { result: "Succeeded", reason: "Completed" },
+      changes: { files: evidence.files, leftOut: [], notCollected: null },
     });
     expect(JSON.parse(verificationBlob!.content.toString())).toEqual({ exitCode: 0, output: "all green", reportedBy: "runtime" });
-    expect(patchBlob!.content.toString()).toBe(evidence.patch);
+    // git's bytes, as the collector made them.
+    expect(patchBlob!.content.toString()).toBe("diff --git a/a b/a\n");
   });
 
   it("without a collector, carries the outcome alone and says why there are no changes", () => {
@@ -83,12 +86,22 @@ describe("evidenceArtifact", () => {
     expect(JSON.parse(artifact.blobs[1]!.content.toString()).source.commit).toBeNull();
   });
 
-  it("leaves out verification.json when the runtime reported none, and marks a truncated patch", () => {
-    const manifest = JSON.parse(evidenceArtifact({ ...inputs, evidence: { ...evidence, verification: null, patchTruncated: true } }).manifest.toString());
+  it("leaves out verification.json when the runtime reported none, and counts what the patch leaves out", () => {
+    const leftOut = [{ path: "big.bin", reason: "larger than the patch's cap" }];
+    const artifact = evidenceArtifact({ ...inputs, evidence: { ...evidence, verification: null, leftOut } });
+    const manifest = JSON.parse(artifact.manifest.toString());
     expect(manifest.layers.map((l: { annotations: Record<string, string> }) => l.annotations)).toEqual([
       { "org.opencontainers.image.title": "outcome.json" },
-      { "org.opencontainers.image.title": "changes.patch", [PATCH_TRUNCATED]: "true" },
+      { "org.opencontainers.image.title": "changes.patch", [CHANGES_LEFT_OUT]: "1" },
     ]);
+    expect(JSON.parse(artifact.blobs[1]!.content.toString()).changes.leftOut).toEqual(leftOut);
+  });
+
+  it("without a patch, carries the outcome and verification and says why", () => {
+    const artifact = evidenceArtifact({ ...inputs, evidence: { ...evidence, patch: null, notCollected: "the collector could not make the patch: /workspace/src is now a symbolic link" } });
+    const manifest = JSON.parse(artifact.manifest.toString());
+    expect(manifest.layers.map((l: { annotations: Record<string, string> }) => l.annotations["org.opencontainers.image.title"])).toEqual(["outcome.json", "verification.json"]);
+    expect(manifest.annotations["dev.berth.evidence.changes-not-collected"]).toContain("is now a symbolic link");
   });
 });
 
