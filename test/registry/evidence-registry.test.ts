@@ -6,7 +6,9 @@
 // build, where the registry always exists.
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import http from "node:http";
 import https from "node:https";
+import type { AddressInfo } from "node:net";
 import { join, normalize } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { evidence, evidenceLoopback, git, httpsGet, PASSWORD, registryBinary } from "../support/evidence-loopback.js";
@@ -83,6 +85,7 @@ describe("evidence collect and evidence export, pushing to CNCF distribution", (
       workspaceID: "ws-0123",
       source: { repository: "https://git.example/app.git", revision: "main", commit: w.commit },
       outcome: OUTCOME,
+      changes: { files: { added: 1, modified: 1, deleted: 1 }, leftOut: [], notCollected: null },
     });
     expect(JSON.parse(layers["verification.json"]!.toString())).toEqual({ exitCode: 0, output: "3 passed", reportedBy: "runtime" });
 
@@ -118,6 +121,25 @@ describe("evidence collect and evidence export, pushing to CNCF distribution", (
     expect(manifest.layers.map((l: { annotations: Record<string, string> }) => l.annotations["org.opencontainers.image.title"])).toEqual(["outcome.json"]);
     // The collector was not asked, and keeps waiting for its own end.
     expect(w.collector.child.exitCode).toBeNull();
+  });
+
+  it("when the collector answers that it cannot collect, still pushes the outcome, saying why there are no changes", async (ctx) => {
+    const binary = binaryOrSkip(ctx);
+    const { host, ca, caFile } = await startRegistry(binary);
+    const w = await workload();
+    // A collector of another version, say, that could not make the evidence: its error is final.
+    const failing = http.createServer((_req, res) => res.writeHead(500, { "content-type": "application/json" }).end(JSON.stringify({ error: "the checkout could not be read" })));
+    await new Promise<void>((resolve) => failing.listen(0, "127.0.0.1", resolve));
+    cleanups.push(() => new Promise<void>((resolve) => failing.close(() => resolve())));
+    const { env, terminationLog } = exportEnv(w, `${host}/berth/evidence`, { SSL_CERT_FILE: caFile, BERTH_COLLECTOR_URL: `http://127.0.0.1:${(failing.address() as AddressInfo).port}` });
+    const exporter = evidence("export", env);
+    cleanups.push(exporter.stop);
+    expect(await exporter.exited, exporter.output()).toBe(0);
+    expect(reported(terminationLog)).toMatchObject({ state: "Exported", attempts: 1 });
+    const digest = (reported(terminationLog) as { digest: string }).digest;
+    const manifest = JSON.parse((await httpsGet(`https://${host}/v2/berth/evidence/manifests/${digest}`, ca, { accept: "application/vnd.oci.image.manifest.v1+json" })).body.toString());
+    expect(manifest.layers.map((l: { annotations: Record<string, string> }) => l.annotations["org.opencontainers.image.title"])).toEqual(["outcome.json"]);
+    expect(manifest.annotations["dev.berth.evidence.changes-not-collected"]).toBe("the collector could not collect: the checkout could not be read");
   });
 
   it("behind distribution's redirect storage middleware, pushes again: each blob's HEAD is redirected, and the credential stays with the registry", async (ctx) => {
