@@ -93,7 +93,9 @@ export async function worktreePatch(checkoutDir: string, baseline: Baseline, max
     // A path git refuses (`.GIT/config`, `git~1/x`, a symbolic link .gitmodules) would not apply.
     for (const line of updated.stderr.split("\n")) {
       const refused = /^Ignoring path (.*)$/.exec(line);
-      if (refused) leftOut.push({ path: refused[1]!, reason: "a path git refuses to hold, which git apply would refuse too" });
+      if (!refused) continue;
+      leftOut.push({ path: refused[1]!, reason: "a path git refuses to hold, which git apply would refuse too" });
+      files.added++;
     }
   }
 
@@ -121,7 +123,7 @@ export async function worktreePatch(checkoutDir: string, baseline: Baseline, max
 
   // 4. The patch, as git writes it for `git apply`; whole entries only, up to the cap.
   const diff = restore.length > 0 ? await makePatch() : first;
-  if (diff.length <= maxBytes) return { patch: diff, leftOut, files };
+  if (diff.length <= maxBytes) return { patch: diff, leftOut: named(leftOut), files };
   const kept: Buffer[] = [];
   let size = 0;
   for (const entry of patchEntries(diff)) {
@@ -132,7 +134,16 @@ export async function worktreePatch(checkoutDir: string, baseline: Baseline, max
     kept.push(entry);
     size += entry.length;
   }
-  return { patch: Buffer.concat(kept), leftOut, files };
+  return { patch: Buffer.concat(kept), leftOut: named(leftOut), files };
+}
+
+/** The most changes named one by one: outcome.json carries them, and the runtime chooses how many there are. */
+export const MAX_NAMED = 1000;
+
+/** The first MAX_NAMED, and how many more there are. */
+function named(leftOut: LeftOut[]): LeftOut[] {
+  if (leftOut.length <= MAX_NAMED) return leftOut;
+  return [...leftOut.slice(0, MAX_NAMED), { path: "", reason: `and ${leftOut.length - MAX_NAMED} more changes left out, not named` }];
 }
 
 /** The checkout directory as git may read it; an empty one of the collector's when it is gone. */

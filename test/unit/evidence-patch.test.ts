@@ -17,7 +17,7 @@ import { keptBaseline } from "../../functions/evidence/baseline.js";
 import { type RunningCollector, startCollector } from "../../functions/evidence/collect.js";
 import { collectedEvidenceSchema } from "../../functions/evidence/collected.js";
 import { firstBytes, MAX_OUTPUT_BYTES, parseVerification, readVerification } from "../../functions/evidence/verification.js";
-import { pathName, worktreePatch } from "../../functions/evidence/worktree-patch.js";
+import { MAX_NAMED, pathName, worktreePatch } from "../../functions/evidence/worktree-patch.js";
 import { tempDirs } from "../support/temp.js";
 
 const tempDir = tempDirs();
@@ -214,7 +214,7 @@ export const PATCH_CASES: PatchCase[] = [
       write(d, "a.txt", "still carried\n");
     },
     leftOut: [".GIT/config", "git~1/x", ".gitmodules"],
-    files: { added: 0, modified: 1, deleted: 0 },
+    files: { added: 3, modified: 1, deleted: 0 },
   },
   {
     name: "the runtime removes .git",
@@ -374,6 +374,16 @@ describe("the working tree's patch, judged by git", () => {
     expect(readFileSync(join(clone, "a.txt"), "utf8")).toBe("a changed\n");
     expect(readFileSync(join(clone, "b.txt"), "utf8")).toBe("b\n");
     expect(readFileSync(join(clone, "c.txt"), "utf8")).toBe("c changed\n");
+  });
+
+  it("names at most MAX_NAMED changes it leaves out, and counts the rest", async () => {
+    const repo = repository({ files: { "a.txt": "a\n" } });
+    const baseline = await keptBaseline(repo.dir, tempDir("berth-evidence-baseline-"));
+    for (let i = 0; i < MAX_NAMED + 5; i++) write(repo.dir, `many/${String(i).padStart(4, "0")}.txt`, "x".repeat(64));
+    const made = await worktreePatch(repo.dir, baseline, 32);
+    expect(made.files.added).toBe(MAX_NAMED + 5);
+    expect(made.leftOut).toHaveLength(MAX_NAMED + 1);
+    expect(made.leftOut[MAX_NAMED]).toEqual({ path: "", reason: "and 5 more changes left out, not named" });
   });
 
   it("a collector restarted while the runtime runs keeps the copy made at its first start", async () => {
