@@ -124,17 +124,40 @@ export async function worktreePatch(checkoutDir: string, baseline: Baseline, max
   // 4. The patch, as git writes it for `git apply`; whole entries only, up to the cap.
   const diff = restore.length > 0 ? await makePatch() : first;
   if (diff.length <= maxBytes) return { patch: diff, leftOut: named(leftOut), files };
-  const kept: Buffer[] = [];
+  return { patch: capped(diff, maxBytes, leftOut), leftOut: named(leftOut), files };
+}
+
+/**
+ * The patch's entries that fit under `maxBytes`, in git's order, the rest named in `leftOut`. An
+ * entry goes with every entry of a path above or below it (a file that became a directory is a
+ * deletion and an addition, and git apply cannot make the one without the other).
+ */
+function capped(diff: Buffer, maxBytes: number, leftOut: LeftOut[]): Buffer {
+  const entries = patchEntries(diff).map((entry) => ({ entry, path: entryPath(entry) }));
+  const dropped = new Set<number>();
   let size = 0;
-  for (const entry of patchEntries(diff)) {
-    if (size + entry.length > maxBytes) {
-      leftOut.push({ path: entryPath(entry), reason: `its part of the patch would pass the patch's cap of ${maxBytes} bytes` });
-      continue;
-    }
-    kept.push(entry);
-    size += entry.length;
+  for (const [i, { entry }] of entries.entries()) {
+    if (size + entry.length > maxBytes) dropped.add(i);
+    else size += entry.length;
   }
-  return { patch: Buffer.concat(kept), leftOut: named(leftOut), files };
+  const related = (a: Buffer, b: Buffer) => isUnder(a, b) || isUnder(b, a);
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const [i, { path }] of entries.entries()) {
+      if (dropped.has(i) || ![...dropped].some((d) => related(entries[d]!.path, path))) continue;
+      dropped.add(i);
+      changed = true;
+    }
+  }
+  for (const i of [...dropped].sort((a, b) => a - b)) {
+    leftOut.push({ path: pathName(entries[i]!.path), reason: `its part of the patch would pass the patch's cap of ${maxBytes} bytes` });
+  }
+  return Buffer.concat(entries.filter((_, i) => !dropped.has(i)).map((e) => e.entry));
+}
+
+/** Whether `path` is `dir` itself or inside it. */
+function isUnder(path: Buffer, dir: Buffer): boolean {
+  return path.equals(dir) || (path.length > dir.length && path[dir.length] === 0x2f && path.subarray(0, dir.length).equals(dir));
 }
 
 /** The most changes named one by one: outcome.json carries them, and the runtime chooses how many there are. */
@@ -232,11 +255,11 @@ function patchEntries(patch: Buffer): Buffer[] {
  * The path of an entry, from `diff --git a/<path> b/<path>`: without renames both names are the
  * same, so the header's two halves are of equal length, quoted or not, spaces or not.
  */
-function entryPath(entry: Buffer): string {
+function entryPath(entry: Buffer): Buffer {
   const line = entry.subarray(0, entry.indexOf(10)).toString("latin1").slice("diff --git ".length);
   const first = line.slice(0, (line.length - 1) / 2);
   const bytes = first.startsWith('"') ? unquote(first.slice(1, -1)) : Buffer.from(first, "latin1");
-  return pathName(bytes.subarray(2));
+  return bytes.subarray(2);
 }
 
 const ESCAPES: Record<string, number> = { a: 7, b: 8, t: 9, n: 10, v: 11, f: 12, r: 13, '"': 34, "\\": 92 };

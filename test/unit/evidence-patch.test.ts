@@ -376,6 +376,24 @@ describe("the working tree's patch, judged by git", () => {
     expect(readFileSync(join(clone, "c.txt"), "utf8")).toBe("c changed\n");
   });
 
+  it("past the cap, leaves out a file that became a directory together with what it became, so the rest applies", async () => {
+    const repo = repository({ files: { "a.txt": "a\n", swap: lines(40, "file"), "z.txt": "z\n" } });
+    const baseline = await keptBaseline(repo.dir, tempDir("berth-evidence-baseline-"));
+    write(repo.dir, "a.txt", lines(40, "fills the cap"));
+    unlinkSync(join(repo.dir, "swap"));
+    write(repo.dir, "swap/inside.txt", "now a directory\n");
+    write(repo.dir, "z.txt", "z changed\n");
+    const full = await worktreePatch(repo.dir, baseline);
+    const entry = (path: string) => full.patch.toString().split(/(?=^diff --git )/m).find((e) => e.startsWith(`diff --git a/${path} `))!;
+    // Room for a.txt, swap/inside.txt and z.txt, not for the (longer) deletion of swap.
+    const cap = entry("a.txt").length + entry("swap/inside.txt").length + entry("z.txt").length;
+    const made = await worktreePatch(repo.dir, baseline, cap);
+    expect(made.leftOut.map((l) => l.path)).toEqual(["swap", "swap/inside.txt"]);
+    const clone = applied(repo, made.patch, ["--index"]);
+    expect(readFileSync(join(clone, "swap"), "utf8")).toBe(lines(40, "file"));
+    expect(readFileSync(join(clone, "z.txt"), "utf8")).toBe("z changed\n");
+  });
+
   it("names at most MAX_NAMED changes it leaves out, and counts the rest", async () => {
     const repo = repository({ files: { "a.txt": "a\n" } });
     const baseline = await keptBaseline(repo.dir, tempDir("berth-evidence-baseline-"));
