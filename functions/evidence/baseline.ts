@@ -103,7 +103,9 @@ async function copyCheckout(checkoutDir: string, to: { gitDir: string; indexFile
   try {
     await copyIndex(checkoutIndex, to.indexFile);
     const same = await git(copy, ["diff-index", "--cached", "--quiet", "--ignore-submodules=none", tree]);
-    indexed = same.code === 0;
+    // An entry marked assume-unchanged or skip-worktree would hide its file's changes from git.
+    const tags = same.code === 0 ? (await gitOutput(copy, ["ls-files", "-z", "-v"], { maxOutputBytes: 256 * 1024 * 1024 })).toString("latin1").split("\0") : [];
+    indexed = same.code === 0 && tags.every((entry) => entry === "" || entry.startsWith("H "));
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
   }

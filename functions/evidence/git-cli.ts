@@ -165,7 +165,11 @@ export async function gitPipe(from: { scope: GitScope; args: readonly string[]; 
   });
   const [code, consumed] = await Promise.all([produced, git(to.scope, to.args, { input: producer.stdout.pipe(counted) })]);
   if (overflow) throw new PipeOverflow(`git ${from.args[0]}: more than ${maxBytes} bytes`);
-  if (code !== 0) throw new GitFailure(`git ${from.args.join(" ")}: ${gitMessage(producerErr) || `exit ${code}`}`);
-  if (consumed.code !== 0) throw new GitFailure(`git ${to.args.join(" ")}: ${gitMessage(consumed.stderr) || `exit ${consumed.code}`}`);
+  // When one fails the other usually does too (a broken pipe, a truncated stream): both are named.
+  const failures = [
+    ...(code !== 0 ? [`git ${from.args.join(" ")}: ${gitMessage(producerErr) || `exit ${code}`}`] : []),
+    ...(consumed.code !== 0 ? [`git ${to.args.join(" ")}: ${gitMessage(consumed.stderr) || `exit ${consumed.code}`}`] : []),
+  ];
+  if (failures.length > 0) throw new GitFailure(failures.join("; "));
   return consumed.stdout;
 }

@@ -404,6 +404,17 @@ describe("the working tree's patch, judged by git", () => {
     expect(made.leftOut[MAX_NAMED]).toEqual({ path: "", reason: "and 5 more changes left out, not named" });
   });
 
+  it("does not take the checkout's index when an entry would hide its file (assume-unchanged, skip-worktree)", async () => {
+    const repo = repository({ files: { "a.txt": "one\n", "b.txt": "two\n" } });
+    git(repo.dir, ["update-index", "--assume-unchanged", "a.txt"]);
+    git(repo.dir, ["update-index", "--skip-worktree", "b.txt"]);
+    const baseline = await keptBaseline(repo.dir, tempDir("berth-evidence-baseline-"));
+    write(repo.dir, "a.txt", "ONE\n");
+    write(repo.dir, "b.txt", "TWO\n");
+    const made = await worktreePatch(repo.dir, baseline);
+    expect(made.files).toEqual({ added: 0, modified: 2, deleted: 0 });
+  });
+
   it("a collector restarted while the runtime runs keeps the copy made at its first start", async () => {
     const repo = repository({ files: { "a.txt": "one\n" } });
     const dir = tempDir("berth-evidence-baseline-");

@@ -77,7 +77,9 @@ export function collectorContainer(e: EvidenceExport): IContainer {
     ports: [{ name: "evidence", containerPort: EVIDENCE_PORT, protocol: "TCP" }],
     // The kubelet starts the runtime only once the collector answers: it has read the commit
     // before the runtime could touch it, and holds the port before the runtime could take it.
-    startupProbe: { httpGet: { path: "/healthz", port: EVIDENCE_PORT }, periodSeconds: 1, failureThreshold: 60 },
+    // Copying a large commit takes time (0.5 s per 20,000 files here, more for big files on slow
+    // disks): five minutes before the kubelet restarts the collector, which would start again.
+    startupProbe: { httpGet: { path: "/healthz", port: EVIDENCE_PORT }, periodSeconds: 1, failureThreshold: 300 },
     resources: { requests: e.resources, limits: e.resources },
     securityContext: hardenedContainerSecurityContext(),
     // Its own scratch, which the runtime does not mount: the copy of the checked-out commit the
