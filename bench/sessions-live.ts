@@ -21,7 +21,7 @@ import { Watch } from "@kubernetes/client-node";
 import { type Obj, sleep, waitFor } from "../test/conformance/setup.js";
 import type { LiveCluster } from "../test/live/cluster.js";
 import { executionWorkspace, FIXTURES_NS, PROFILE, SANDBOX_CLASS } from "../test/live/fixtures.js";
-import { renderConverged } from "../functions/berth/local-render.js";
+import { renderConverged } from "../functions/berth/tooling/local-render.js";
 
 const API = "workspaces.berth.dev/v1alpha1";
 const SANDBOX_API = "agents.x-k8s.io/v1beta1";

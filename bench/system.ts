@@ -40,7 +40,7 @@ import { installedFunction } from "../test/support/function-name.js";
 import { sumSamples, workspaceControllers } from "../test/support/prometheus.js";
 import { SHIPPED_ENTRY, shippedNodeFlags } from "../image/shipped.js";
 import { median } from "./load.js";
-import { TTL_ENV, ttlsFromEnvironment } from "../functions/berth/ttl.js";
+import { TTL_ENV, ttlsFromEnvironment } from "../functions/berth/respond/ttl.js";
 import { DEVELOPER_WORKLOAD } from "../functions/berth/kinds/developer-workspace.js";
 import { RUNTIME_OBJECTS } from "../functions/berth/kinds/execution-workspace.js";
 

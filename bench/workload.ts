@@ -10,7 +10,7 @@ import {
   Severity,
 } from "@crossplane-org/function-sdk-typescript";
 import type { KubeObject } from "../functions/berth/model.js";
-import { withComposedMetadata } from "../functions/berth/render-output.js";
+import { withComposedMetadata } from "../functions/berth/tooling/render-output.js";
 import { edited, loadObject, loadObjects } from "../test/fixtures.js";
 
 /** A RunFunction implementation called in-process (the compiled functions/berth/function.js). */

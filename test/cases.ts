@@ -17,7 +17,7 @@ export interface Case {
   want: RunFunctionResponse | { golden: string };
 }
 
-/** Berth's response TTLs (functions/berth/ttl.ts): short while a workspace moves, long once it has settled. */
+/** Berth's response TTLs (functions/berth/respond/ttl.ts): short while a workspace moves, long once it has settled. */
 export const TTL = { seconds: 60, nanos: 0 };
 export const AT_REST_TTL = { seconds: 900, nanos: 0 };
 export const meta = { tag: "test", ttl: TTL };

@@ -1,6 +1,6 @@
 import { DETACHED_AT, EXPIRED_AT, LAST_ACTIVITY, RELEASED_AT, SUSPENDED_AT, SUSPENDED_BY } from "../functions/berth/lifecycle/signals.js";
 import { runFunction } from "../functions/berth/function.js";
-import { asObserved } from "../functions/berth/local-render.js";
+import { asObserved } from "../functions/berth/tooling/local-render.js";
 import type { KubeObject } from "../functions/berth/model.js";
 import { type Case, fatalCase, namespaceRequirement, requirement, statusOnlyCase } from "./cases.js";
 import {

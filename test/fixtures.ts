@@ -3,7 +3,7 @@ import { RunFunctionRequest, type Resource } from "@crossplane-org/function-sdk-
 import { parseAllDocuments } from "yaml";
 import type { KubeObject } from "../functions/berth/model.js";
 import { runFunction } from "../functions/berth/function.js";
-import { asObserved } from "../functions/berth/local-render.js";
+import { asObserved } from "../functions/berth/tooling/local-render.js";
 
 export function loadObjects(path: string): KubeObject[] {
   return parseAllDocuments(readFileSync(path, "utf8")).map((d) => d.toJS() as KubeObject);

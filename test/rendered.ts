@@ -1,7 +1,7 @@
 import type { IContainer } from "kubernetes-models/v1/Container";
 import type { IPodSpec } from "kubernetes-models/v1/PodSpec";
 import { runFunction } from "../functions/berth/function.js";
-import { asObserved } from "../functions/berth/local-render.js";
+import { asObserved } from "../functions/berth/tooling/local-render.js";
 import type { KubeObject } from "../functions/berth/model.js";
 import { ALL_REQUIRED, request } from "./fixtures.js";
 

@@ -14,8 +14,8 @@ import { RENDERERS } from "./kinds/index.js";
 import { judgeLifecycle, respondLifecycle } from "./lifecycle/operation.js";
 import type { KubeObject, Observed, Verdict } from "./model.js";
 import { LIFECYCLE_RULES_KIND } from "./schema/lifecycle.js";
-import { DEFAULT_TTLS, type ResponseTTLs, responseTTL } from "./ttl.js";
-import { describeComposite } from "./verdicts.js";
+import { DEFAULT_TTLS, type ResponseTTLs, responseTTL } from "./respond/ttl.js";
+import { describeComposite } from "./respond/verdicts.js";
 
 const readiness = (ready: boolean) => (ready ? Ready.READY_TRUE : Ready.READY_FALSE);
 

@@ -5,7 +5,7 @@
 // BERTH_MAX_REQUEST_SIZE the largest request it accepts (see serve.ts).
 import { runFunction } from "./function.js";
 import { maxRequestBytesFromEnvironment, serveFunction } from "./serve.js";
-import { type ResponseTTLs, ttlsFromEnvironment } from "./ttl.js";
+import { type ResponseTTLs, ttlsFromEnvironment } from "./respond/ttl.js";
 
 let ttls: ResponseTTLs;
 let maxRequestBytes: number;

@@ -11,7 +11,7 @@ import {
   startServer,
 } from "@crossplane-org/function-sdk-typescript";
 import { pino } from "pino";
-import { DEFAULT_TTLS, TTL_ENV } from "./ttl.js";
+import { DEFAULT_TTLS, TTL_ENV } from "./respond/ttl.js";
 
 /**
  * The largest request the function accepts, in bytes. A composition request carries one

@@ -11,7 +11,7 @@ import { z } from "zod";
 import { type Baseline, keptBaseline, MAX_BASELINE_BYTES } from "./baseline.js";
 import { type CollectedEvidence, WAITING } from "./collected.js";
 import { parseEnv, port } from "./env.js";
-import { rfc3339 } from "./result.js";
+import { rfc3339 } from "../contracts/evidence-result.js";
 import { readVerification } from "./verification.js";
 import { worktreePatch } from "./worktree-patch.js";
 

@@ -14,7 +14,7 @@ import { evidenceArtifact } from "./oci-artifact.js";
 import { credentialFor, type RegistryCredential, redact } from "./registry-auth.js";
 import { networkFailure, parseRepository, PushFailure, pushArtifact, type Repository, TAG } from "./registry-push.js";
 import { writeTerminationMessage } from "./termination-message.js";
-import { type ExportResult, type FailedResult, type FailureReason, firstChars, MESSAGE_CHARS, type Outcome, outcomeSchema, rfc3339, VERIFICATION_SUMMARY_CHARS } from "./result.js";
+import { type ExportResult, type FailedResult, type FailureReason, firstChars, MESSAGE_CHARS, type Outcome, outcomeSchema, rfc3339, VERIFICATION_SUMMARY_CHARS } from "../contracts/evidence-result.js";
 
 const POLL_MS = 2_000;
 const FIRST_BACKOFF_MS = 2_000;

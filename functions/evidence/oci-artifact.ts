@@ -5,7 +5,7 @@
 // export retried with the same evidence pushes the same digest.
 import { createHash } from "node:crypto";
 import type { CollectedEvidence } from "./collected.js";
-import type { Outcome } from "./result.js";
+import type { Outcome } from "../contracts/evidence-result.js";
 
 export const ARTIFACT_TYPE = "application/vnd.berth.evidence.v1";
 export const MANIFEST_MEDIA_TYPE = "application/vnd.oci.image.manifest.v1+json";

@@ -10,7 +10,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import { BlockList, isIP } from "node:net";
 import { httpRequest, type HttpResponse } from "./http-request.js";
 import { basicAuthorization, bearerChallenge, type BearerChallenge, redact, type RegistryCredential } from "./registry-auth.js";
-import type { FailureReason } from "./result.js";
+import type { FailureReason } from "../contracts/evidence-result.js";
 import { type Blob, type EvidenceArtifact, MANIFEST_MEDIA_TYPE } from "./oci-artifact.js";
 
 /** A repository as BERTH_EVIDENCE_REPOSITORY names it: host[:port]/path. */

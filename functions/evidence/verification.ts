@@ -6,7 +6,7 @@ import fs from "node:fs";
 import { open, realpath } from "node:fs/promises";
 import { dirname } from "node:path";
 import { z } from "zod";
-import { describeIssues } from "../berth/schema/errors.js";
+import { describeIssues } from "../contracts/parse-document.js";
 
 /** The output the evidence keeps, in bytes of UTF-8. */
 export const MAX_OUTPUT_BYTES = 64 * 1024;

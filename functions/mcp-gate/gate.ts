@@ -9,7 +9,8 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { pino, type Logger } from "pino";
 import { createGatedSession, type GatedSession, type UpstreamTarget } from "./gated-session.js";
 import { passThrough } from "./passthrough.js";
-import { checkIncomingBody, type GatedServer, type JsonRpcErrorResponse, type Policy, rpcError, RPC_ERROR } from "./policy.js";
+import type { GatedServer, Policy } from "../contracts/mcp-gate-policy.js";
+import { checkIncomingBody, type JsonRpcErrorResponse, rpcError, RPC_ERROR } from "./policy.js";
 
 /** A POST body larger than this is refused unread: no MCP request the gate forwards needs more. */
 export const MAX_BODY_BYTES = 1024 * 1024;

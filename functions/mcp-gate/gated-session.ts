@@ -6,7 +6,8 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type Tool, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "pino";
-import { type GatedServer, isToolAllowed, offeredTools } from "./policy.js";
+import type { GatedServer } from "../contracts/mcp-gate-policy.js";
+import { isToolAllowed, offeredTools } from "./policy.js";
 
 export const GATE_VERSION = "0.1.0";
 

@@ -12,7 +12,7 @@ import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { pino } from "pino";
 import { startGate } from "./gate.js";
-import { parsePolicy } from "./policy.js";
+import { parsePolicy } from "../contracts/mcp-gate-policy.js";
 
 const USAGE = "usage: mcp-gate --policy FILE --listen HOST:PORT [--no-enforce]";
 

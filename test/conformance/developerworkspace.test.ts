@@ -5,8 +5,8 @@
 // corrected; deleting the XR removes the workspace; the XRD's schema rules hold at admission.
 import { isDeepStrictEqual } from "node:util";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { fatalMessages, renderConverged } from "../../functions/berth/local-render.js";
-import { PROVISIONING } from "../../functions/berth/readiness.js";
+import { fatalMessages, renderConverged } from "../../functions/berth/tooling/local-render.js";
+import { PROVISIONING } from "../../functions/berth/observe/readiness.js";
 import { Cluster, condition, hasRunningStatus, load, loadOne, type Obj, printedColumns, ref, renderedFields, standInRunning, subsetDiff, undoneByCrossplane, waitFor } from "./setup.js";
 
 const c = new Cluster(inject("kubeconfig"));

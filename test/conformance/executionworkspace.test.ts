@@ -3,7 +3,7 @@
 // provider objects are accepted, a suspend/resume cycle keeps the volume, and a checkpoint is
 // restored into a new workspace in its own namespace.
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { fatalMessages, renderConverged } from "../../functions/berth/local-render.js";
+import { fatalMessages, renderConverged } from "../../functions/berth/tooling/local-render.js";
 import { agentSandboxControllerRuns, classPermitsInEffect, Cluster, condition, load, loadOne, type Obj, ref, renderedFields, standInSuspended, subsetDiff, waitFor } from "./setup.js";
 
 const c = new Cluster(inject("kubeconfig"));

@@ -9,8 +9,8 @@
 // the second apply must not move any resourceVersion.
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { asObserved, fatalMessages, renderConverged } from "../../functions/berth/local-render.js";
-import { type ComposedController, withComposedMetadata } from "../../functions/berth/render-output.js";
+import { asObserved, fatalMessages, renderConverged } from "../../functions/berth/tooling/local-render.js";
+import { type ComposedController, withComposedMetadata } from "../../functions/berth/tooling/render-output.js";
 import type { KubeObject } from "../../functions/berth/model.js";
 import { RENDER_EXAMPLES } from "../render-examples.js";
 import { Cluster, load, loadOne, type Obj, ref, sleep, subsetDiff, waitFor } from "./setup.js";

@@ -292,7 +292,7 @@ export function clusterRoleBinding(name: string, role: string, who: Identity, la
   };
 }
 
-export { subsetDiff } from "../../functions/berth/subset.js";
+export { subsetDiff } from "../../functions/berth/observe/subset.js";
 
 /** The parts of a rendered object that the live one must carry: everything but metadata other than labels, and status. */
 export function renderedFields(o: Obj): Record<string, unknown> {

@@ -35,7 +35,7 @@ import { describeMode, FaultProxy } from "./proxy.js";
 import { pool } from "../support/processes.js";
 import { readFileSync, statSync } from "node:fs";
 import { SHIPPED_ENTRY, shippedNodeFlags } from "../../image/shipped.js";
-import { asObserved, fatalMessages, renderConverged, renderLocally } from "../../functions/berth/local-render.js";
+import { asObserved, fatalMessages, renderConverged, renderLocally } from "../../functions/berth/tooling/local-render.js";
 
 const DEV = Number(process.env.BERTH_FAULTS_DEVELOPER_WORKSPACES ?? 50);
 const EXEC = Number(process.env.BERTH_FAULTS_EXECUTION_WORKSPACES ?? 10);

@@ -8,7 +8,7 @@
 import { isDeepStrictEqual } from "node:util";
 import { RunFunctionRequest } from "@crossplane-org/function-sdk-typescript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { asObserved, renderConverged } from "../../functions/berth/local-render.js";
+import { asObserved, renderConverged } from "../../functions/berth/tooling/local-render.js";
 import { runFunction } from "../../functions/berth/function.js";
 import type { KubeObject } from "../../functions/berth/model.js";
 import { SHIPPED_ENTRY, shippedNodeFlags } from "../../image/shipped.js";

@@ -14,7 +14,7 @@ import { fleetOperationRequest, lifecycleCases } from "../lifecycle-cases.js";
 import { RunFunctionRequest } from "@crossplane-org/function-sdk-typescript";
 import { CONNECTION_WINDOW_BYTES, MAX_REQUEST_ENV, STREAM_WINDOW_BYTES } from "../../functions/berth/serve.js";
 import { rfc3339 } from "../../functions/berth/lifecycle/signals.js";
-import { ttlsFromEnvironment } from "../../functions/berth/ttl.js";
+import { ttlsFromEnvironment } from "../../functions/berth/respond/ttl.js";
 import { connect, type FunctionProcess, type RunFunctionClient, startFunction } from "../support/function-process.js";
 import { SHIPPED_ENTRY, shippedNodeFlags } from "../../image/shipped.js";
 import { tempDirs } from "../support/temp.js";

@@ -8,7 +8,7 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningGate, startGate } from "../../functions/mcp-gate/gate.js";
 import { createGatedSession } from "../../functions/mcp-gate/gated-session.js";
-import type { Policy } from "../../functions/mcp-gate/policy.js";
+import type { Policy } from "../../functions/contracts/mcp-gate-policy.js";
 import { basicProbes, DECLARED_TOOLS, isForbidden, NEGATIVE_PROBES, type NegativeProbe, POSITIVE_PROBES, RawMcpSession, type RawReply, UPSTREAM_TOOLS } from "../support/mcp-probes.js";
 import { ASK_MODEL, type EverythingUpstream, type Recorder, type RecordingUpstream, startEverything, startRecordingUpstream } from "../support/mcp-upstream.js";
 

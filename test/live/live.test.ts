@@ -43,7 +43,7 @@ import {
 import { hostStateDiff, readHostState, type HostState } from "./host-state.js";
 import { AGENT_SANDBOX_VERSION } from "./agent-sandbox.js";
 import { startGate, type RunningGate } from "../../functions/mcp-gate/gate.js";
-import { parsePolicy } from "../../functions/mcp-gate/policy.js";
+import { parsePolicy } from "../../functions/contracts/mcp-gate-policy.js";
 import { basicProbes, isForbidden, messagesOf, NEGATIVE_PROBES, OPEN_SESSION, UPSTREAM_TOOLS, type NegativeProbe, type RpcMessage } from "../support/mcp-probes.js";
 import { startEverything, startRecordingUpstream, type EverythingUpstream, type Recorder, type RecordingUpstream } from "../support/mcp-upstream.js";
 

@@ -7,7 +7,7 @@ import type http from "node:http";
 import https from "node:https";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { exportResultSchema, type ExportResult } from "../../functions/evidence/result.js";
+import { exportResultSchema, type ExportResult } from "../../functions/contracts/evidence-result.js";
 import { freePort } from "./function-process.js";
 import { makeTestPKI } from "./tls.js";
 

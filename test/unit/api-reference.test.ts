@@ -3,8 +3,8 @@
 // rules (CEL ones with their messages) and description.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { API_REFERENCE_PATH, apiReference } from "../../functions/berth/api-reference.js";
-import { COMPOSITE_KINDS } from "../../functions/berth/xrd.js";
+import { API_REFERENCE_PATH, apiReference } from "../../functions/berth/tooling/api-reference.js";
+import { COMPOSITE_KINDS } from "../../functions/berth/tooling/xrd.js";
 
 const page = apiReference(COMPOSITE_KINDS);
 

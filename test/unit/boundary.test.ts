@@ -6,10 +6,10 @@
 import type { RunFunctionResponse } from "@crossplane-org/function-sdk-typescript";
 import { describe, expect, it } from "vitest";
 import { runFunction } from "../../functions/berth/function.js";
-import { asObserved, fatalMessages } from "../../functions/berth/local-render.js";
+import { asObserved, fatalMessages } from "../../functions/berth/tooling/local-render.js";
 import type { KubeObject } from "../../functions/berth/model.js";
 import { RUNTIME_LEASE } from "../../functions/berth/render/runtime-lease.js";
-import { RUNTIME_VARIABLES } from "../../functions/berth/runtime-env.js";
+import { RUNTIME_VARIABLES } from "../../functions/contracts/runtime-env.js";
 import { RUNTIME_CLASS_LABEL } from "../../functions/berth/render/labels.js";
 import {
   ALL_REQUIRED,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ADMISSION_ONLY_PROVISIONERS, evaluateCapacity } from "../../functions/berth/capacity.js";
+import { ADMISSION_ONLY_PROVISIONERS, evaluateCapacity } from "../../functions/berth/resolve/capacity.js";
 
 const storage = { storageClassName: "fast", capacityEnforcement: "Runtime" as const, maxSize: "50Gi" };
 const storageClass = (provisioner: string, reclaimPolicy?: string) => ({

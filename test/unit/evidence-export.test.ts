@@ -14,7 +14,7 @@ import { ARTIFACT_TYPE, CHANGES_LEFT_OUT, evidenceArtifact, MANIFEST_MEDIA_TYPE 
 import { exportSettings } from "../../functions/evidence/export.js";
 import { bearerChallenge, credentialFor } from "../../functions/evidence/registry-auth.js";
 import { parseRepository, PushFailure, pushArtifact, type PushOptions, realmRefusal } from "../../functions/evidence/registry-push.js";
-import { exportResultSchema } from "../../functions/evidence/result.js";
+import { exportResultSchema } from "../../functions/contracts/evidence-result.js";
 import { freePort } from "../support/function-process.js";
 import { tempDirs } from "../support/temp.js";
 import { makeTestPKI } from "../support/tls.js";

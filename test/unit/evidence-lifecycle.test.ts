@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { RunFunctionResponse } from "@crossplane-org/function-sdk-typescript";
 import type { IPodSpec } from "kubernetes-models/v1/PodSpec";
 import { runFunction } from "../../functions/berth/function.js";
-import { asObserved } from "../../functions/berth/local-render.js";
+import { asObserved } from "../../functions/berth/tooling/local-render.js";
 import type { KubeObject } from "../../functions/berth/model.js";
 import { ALL_REQUIRED, edited, EW_SANDBOX, existingBoundary, PERSISTENT, PROFILE, REVIEW, request, SANDBOX_REQUIRED } from "../fixtures.js";
 import { allContainers, ofKind, renderObjects, selects } from "../rendered.js";

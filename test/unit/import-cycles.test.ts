@@ -38,4 +38,20 @@ describe("the imports under functions/", () => {
     const circles = parseCircular(tree).map((circle) => [...circle, circle[0]].join(" -> "));
     expect(circles).toEqual([]);
   });
+
+  // functions/ holds three programs (berth, the function; mcp-gate; evidence), each its own image
+  // and bundle, and functions/contracts, what two of them must agree on (the gate's policy file,
+  // the export's report, a document's parse). A program reaching into another's room would make
+  // its bundle carry that program's code and a change there a change here; contracts import no
+  // program, so they stay the lowest room.
+  it("cross between the programs only through functions/contracts, which imports none of them", () => {
+    const room = (file: string) => file.split("/")[1];
+    const crossings = Object.entries(tree).flatMap(([issuer, deps]) =>
+      (deps ?? [])
+        .filter((d) => d.id?.startsWith("functions/") && room(d.id) !== room(issuer) && (room(d.id) !== "contracts" || room(issuer) === "contracts"))
+        .map((d) => `${issuer} -> ${d.id}`),
+    );
+    expect(Object.keys(tree).filter((f) => f.startsWith("functions/contracts/")).length).toBeGreaterThan(0);
+    expect(crossings).toEqual([]);
+  });
 });

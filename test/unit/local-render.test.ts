@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { runFunction } from "../../functions/berth/function.js";
-import { renderLocally } from "../../functions/berth/local-render.js";
+import { renderLocally } from "../../functions/berth/tooling/local-render.js";
 import { specHash } from "../../functions/berth/hash.js";
 import { ALL_REQUIRED, PERSISTENT, PROFILE, request, SERVICES, STORAGE_CLASS } from "../fixtures.js";
 

@@ -2,7 +2,8 @@
 // tools offered, and the strict reading of a POST body (the duplicate-key scanner above all).
 import { describe, expect, it } from "vitest";
 import { findDuplicateKey, MAX_DEPTH } from "../../functions/mcp-gate/duplicate-keys.js";
-import { checkIncomingBody, GATED_METHODS, type GatedServer, isToolAllowed, offeredTools, parsePolicy } from "../../functions/mcp-gate/policy.js";
+import { type GatedServer, parsePolicy } from "../../functions/contracts/mcp-gate-policy.js";
+import { checkIncomingBody, GATED_METHODS, isToolAllowed, offeredTools } from "../../functions/mcp-gate/policy.js";
 
 const docs: GatedServer = { name: "docs", upstream: "http://docs-mcp.mcp.svc:8080/mcp", tools: ["search", "fetch"], credentialEnv: "BERTH_MCP_DOCS" };
 

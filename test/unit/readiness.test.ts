@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isReady, withReadiness } from "../../functions/berth/readiness.js";
+import { isReady, withReadiness } from "../../functions/berth/observe/readiness.js";
 
 const o = (kind: string, status?: object) => ({ apiVersion: "v1", kind, metadata: { name: "x" }, ...(status ? { status } : {}) });
 

@@ -4,9 +4,9 @@
 // by test/conformance/crossplane-cli.ts, which CI runs again to check they still match.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { compareKeys, goYAML } from "../../functions/berth/go-yaml.js";
-import { renderConverged, renderLocally } from "../../functions/berth/local-render.js";
-import { renderOutput, renderUID } from "../../functions/berth/render-output.js";
+import { compareKeys, goYAML } from "../../functions/berth/tooling/go-yaml.js";
+import { renderConverged, renderLocally } from "../../functions/berth/tooling/local-render.js";
+import { renderOutput, renderUID } from "../../functions/berth/tooling/render-output.js";
 import { loadObject, loadObjects } from "../fixtures.js";
 import { RENDER_EXAMPLES } from "../render-examples.js";
 

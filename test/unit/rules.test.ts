@@ -6,7 +6,7 @@ import type { IPodSpec } from "kubernetes-models/v1/PodSpec";
 import type { KubeObject } from "../../functions/berth/model.js";
 import type { RunFunctionResponse } from "@crossplane-org/function-sdk-typescript";
 import { runFunction } from "../../functions/berth/function.js";
-import { asObserved } from "../../functions/berth/local-render.js";
+import { asObserved } from "../../functions/berth/tooling/local-render.js";
 import { ALL_REQUIRED, boundaryAsRequired, EW_SANDBOX, EW_SUBSTRATE, EXAMPLE_WORKSPACES, edited, existingNamespace, PROFILE, request, SANDBOX_REQUIRED, SUBSTRATE_REQUIRED } from "../fixtures.js";
 import { allContainers, ofKind, podSpec, renderObjects, renderReconciles, selects } from "../rendered.js";
 import { quantityValue } from "../../functions/berth/schema/quantity.js";

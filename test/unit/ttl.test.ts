@@ -4,7 +4,7 @@
 // setting refused by name.
 import { describe, expect, it } from "vitest";
 import type { Verdict } from "../../functions/berth/model.js";
-import { DEFAULT_TTLS, parseDuration, responseTTL, TTL_ENV, ttlsFromEnvironment } from "../../functions/berth/ttl.js";
+import { DEFAULT_TTLS, parseDuration, responseTTL, TTL_ENV, ttlsFromEnvironment } from "../../functions/berth/respond/ttl.js";
 
 const rendered = (phase?: string): Verdict => ({ type: "rendered", requirements: {}, resources: {}, status: phase === undefined ? {} : { phase }, warnings: [] });
 const TTLS = { provisioning: 7, atRest: 700, watchCircuitOpen: 3 };

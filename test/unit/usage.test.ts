@@ -1,7 +1,7 @@
 import { Severity } from "@crossplane-org/function-sdk-typescript";
 import { describe, expect, it } from "vitest";
 import { runFunction } from "../../functions/berth/function.js";
-import { quotaUsage } from "../../functions/berth/usage.js";
+import { quotaUsage } from "../../functions/berth/observe/usage.js";
 import { EW_SANDBOX, existingNamespace, request, SANDBOX_REQUIRED } from "../fixtures.js";
 
 const quota = (status?: object) => ({ apiVersion: "v1", kind: "ResourceQuota", metadata: { name: "workspace", namespace: "ws-x" }, ...(status ? { status } : {}) });

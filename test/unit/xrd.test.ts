@@ -4,8 +4,8 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { COMPOSITE_KINDS, compositeResourceDefinition, CROSSPLANE_PRINTER_COLUMNS } from "../../functions/berth/xrd.js";
-import { definitionPath, definitionYAML } from "../../functions/berth/xrd-files.js";
+import { COMPOSITE_KINDS, compositeResourceDefinition, CROSSPLANE_PRINTER_COLUMNS } from "../../functions/berth/tooling/xrd.js";
+import { definitionPath, definitionYAML } from "../../functions/berth/tooling/xrd-files.js";
 import { edited, EXAMPLE_WORKSPACES, loadObject } from "../fixtures.js";
 import { checkCel, checkOpenAPI, schemaOf } from "../support/schema-validation.js";
 

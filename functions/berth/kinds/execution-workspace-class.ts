@@ -1,16 +1,16 @@
 import { specHash } from "../hash.js";
 import type { CompositeRenderer, Verdict } from "../model.js";
-import { resolveProfile } from "../profile.js";
-import { withReadiness } from "../readiness.js";
+import { resolveProfile } from "../resolve/profile.js";
+import { withReadiness } from "../observe/readiness.js";
 import { renderClassAdmission } from "../render/class-admission.js";
-import { RequiredResources } from "../required.js";
+import { RequiredResources } from "../resolve/required.js";
 import { executionWorkspaceClassSchema } from "../schema/documents.js";
-import { parseDocument } from "../schema/errors.js";
+import { parseDocument } from "../../contracts/parse-document.js";
 import type { ExecutionWorkspaceClassSpec } from "../schema/execution.js";
 import type { WorkspaceProfileSpec } from "../schema/profile.js";
 import { quantityValue } from "../schema/quantity.js";
 import type { ExecutionWorkspaceClassStatus } from "../schema/status.js";
-import { fatal, stalled } from "../verdicts.js";
+import { fatal, stalled } from "../respond/verdicts.js";
 
 /** Everything a class promises must be something its profile has reviewed. */
 function classProblems(spec: ExecutionWorkspaceClassSpec, profileName: string, profile: WorkspaceProfileSpec): string[] {

@@ -1,14 +1,14 @@
-import { resolveClass } from "../execution-class.js";
+import { resolveClass } from "../resolve/execution-class.js";
 import type { CompositeRenderer, KubeObject, Verdict } from "../model.js";
-import { isReady } from "../readiness.js";
-import { describeRequirement, RequiredResources } from "../required.js";
+import { isReady } from "../observe/readiness.js";
+import { describeRequirement, RequiredResources } from "../resolve/required.js";
 import { workspaceLabels, workspaceNamespace } from "../render/labels.js";
 import { renderCheckpointSnapshot } from "../render/snapshots.js";
 import { API_VERSION, executionWorkspaceSchema, workspaceCheckpointSchema } from "../schema/documents.js";
-import { parseDocument } from "../schema/errors.js";
+import { parseDocument } from "../../contracts/parse-document.js";
 import type { WorkspaceCheckpointStatus } from "../schema/status.js";
-import { fatal, stalled } from "../verdicts.js";
-import { createdBy, namespaceClaim } from "../ownership.js";
+import { fatal, stalled } from "../respond/verdicts.js";
+import { createdBy, namespaceClaim } from "../observe/ownership.js";
 import { workspaceNamespaceLookup } from "../render/namespace-profile.js";
 
 type SnapshotStatus = { readyToUse?: boolean; boundVolumeSnapshotContentName?: string; restoreSize?: string | number };

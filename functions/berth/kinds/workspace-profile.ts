@@ -1,11 +1,11 @@
-import { evaluateCapacity } from "../capacity.js";
+import { evaluateCapacity } from "../resolve/capacity.js";
 import { specHash } from "../hash.js";
 import type { CompositeRenderer, Verdict } from "../model.js";
-import { resolveStorageClass } from "../profile.js";
-import { RequiredResources } from "../required.js";
+import { resolveStorageClass } from "../resolve/profile.js";
+import { RequiredResources } from "../resolve/required.js";
 import { workspaceProfileSchema } from "../schema/documents.js";
-import { parseDocument } from "../schema/errors.js";
-import { fatal } from "../verdicts.js";
+import { parseDocument } from "../../contracts/parse-document.js";
+import { fatal } from "../respond/verdicts.js";
 
 /**
  * WorkspaceProfile renders nothing but its own status: whether it is valid, what its storage

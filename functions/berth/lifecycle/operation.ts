@@ -1,7 +1,7 @@
 import { fatal, normal, type RunFunctionRequest, type RunFunctionResponse, setDesiredResources, setOutput, to, warning } from "@crossplane-org/function-sdk-typescript";
 import type { KubeObject } from "../model.js";
 import { API_VERSION } from "../schema/documents.js";
-import { parseDocument } from "../schema/errors.js";
+import { parseDocument } from "../../contracts/parse-document.js";
 import { lifecycleRulesSchema } from "../schema/lifecycle.js";
 import { decideLifecycle, type LifecycleDecision } from "./rules.js";
 

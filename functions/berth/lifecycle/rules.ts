@@ -1,6 +1,6 @@
 import type { KubeObject } from "../model.js";
 import { executionWorkspaceClassSchema } from "../schema/documents.js";
-import { parseDocument } from "../schema/errors.js";
+import { parseDocument } from "../../contracts/parse-document.js";
 import type { ExecutionWorkspaceClassSpec } from "../schema/execution.js";
 import type { ExecutionWorkspaceStatus } from "../schema/status.js";
 import { EXPIRED_AT, type LifecycleRule, lifecycleSignals, RELEASED_AT, rfc3339, SUSPENDED_AT, SUSPENDED_BY, timeOf } from "./signals.js";

@@ -5,7 +5,7 @@ import type { IEnvVar } from "kubernetes-models/v1/EnvVar";
 import type { IVolume } from "kubernetes-models/v1/Volume";
 import type { IVolumeMount } from "kubernetes-models/v1/VolumeMount";
 import type { KubeObject } from "../model.js";
-import type { Outcome } from "../outcome.js";
+import type { Outcome } from "../observe/outcome.js";
 import type { CaBundle, EvidenceExport, NamespaceProfile } from "../workspace.js";
 import { COMPONENT_LABEL, WORKSPACE_OBJECT_NAME } from "./labels.js";
 import { hardenedContainerSecurityContext, hardenedPodSpec, SCRATCH_MOUNTS, SCRATCH_VOLUMES } from "./pod-security.js";

@@ -2,13 +2,13 @@ import type { IDeployment } from "kubernetes-models/apps/v1/Deployment";
 import type { IConfigMap } from "kubernetes-models/v1/ConfigMap";
 import type { IService } from "kubernetes-models/v1/Service";
 import { specHash } from "../hash.js";
-import type { Policy } from "../../mcp-gate/policy.js";
+import type { Policy } from "../../contracts/mcp-gate-policy.js";
 import type { KubeObject } from "../model.js";
 import type { GatedMcpServer, NamespaceProfile } from "../workspace.js";
 import { COMPONENT_LABEL } from "./labels.js";
 import { hardenedContainerSecurityContext, hardenedPodSpec } from "./pod-security.js";
 import { kube } from "./objects.js";
-import { RUNTIME_ENV } from "../runtime-env.js";
+import { RUNTIME_ENV } from "../../contracts/runtime-env.js";
 
 // The MCP gate: one pod per workspace that declares MCP tools, the only pod there that reaches
 // those MCP servers. It is a separate pod, not a container beside the runtime, because a
@@ -53,7 +53,7 @@ export function mcpServersEnv(mcp: readonly { name: string; tools?: readonly str
 
 const credentialEnv = (server: string) => `BERTH_MCP_${server.toUpperCase().replace(/-/g, "_")}`;
 
-/** The gate's policy file, as functions/mcp-gate/policy.ts reads it: one line of JSON. */
+/** The gate's policy file, as functions/contracts/mcp-gate-policy.ts defines it and the gate reads it: one line of JSON. */
 export function mcpGatePolicy(servers: readonly GatedMcpServer[]): string {
   const policy: Policy = {
     servers: servers.map((s) => ({

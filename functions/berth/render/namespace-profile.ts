@@ -1,6 +1,6 @@
 import type { KubeObject } from "../model.js";
-import { ownLookup } from "../ownership.js";
-import type { Lookup, RequiredResources } from "../required.js";
+import { ownLookup } from "../observe/ownership.js";
+import type { Lookup, RequiredResources } from "../resolve/required.js";
 import type { NamespaceProfile } from "../workspace.js";
 import { renderCaBundles } from "./evidence.js";
 import { renderLimitRange } from "./limit-range.js";

@@ -1,5 +1,5 @@
 import type { KubeObject } from "../model.js";
-import { subsetDiff } from "../subset.js";
+import { subsetDiff } from "../observe/subset.js";
 
 /**
  * `rendered` with the values `observed` has: the same fields (so that Crossplane's apply claims

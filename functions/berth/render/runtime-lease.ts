@@ -2,7 +2,7 @@ import type { IConfigMap } from "kubernetes-models/v1/ConfigMap";
 import type { KubeObject } from "../model.js";
 import type { NamespaceProfile } from "../workspace.js";
 import { kube } from "./objects.js";
-import { RUNTIME_ENV } from "../runtime-env.js";
+import { RUNTIME_ENV } from "../../contracts/runtime-env.js";
 
 /** The lease's composition resource name and the ConfigMap's name (the runtime reads it in BERTH_RUNTIME_LEASE). */
 export const RUNTIME_LEASE = { resource: "runtime-lease", name: "runtime-lease" } as const;

@@ -11,7 +11,7 @@ import { WORKSPACE_VOLUME, workspaceVolume } from "./storage.js";
 import { caFile, caMount, caVolume, COLLECTOR_VOLUME, collectorContainer, VERIFICATION_RESULT } from "./evidence.js";
 import { gatedServers, mcpServersEnv } from "./mcp-gate.js";
 import { kube } from "./objects.js";
-import { credentialVariable, RUNTIME_ENV } from "../runtime-env.js";
+import { credentialVariable, RUNTIME_ENV } from "../../contracts/runtime-env.js";
 import { runtimeLeaseEnv } from "./runtime-lease.js";
 
 type Runtime = WorkspaceProfileSpec["runtimes"][number];

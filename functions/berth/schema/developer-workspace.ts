@@ -2,7 +2,7 @@ import { z } from "zod";
 import { capabilitiesSchema } from "./capabilities.js";
 import { dnsLabel, objectRef, text, workspaceID } from "./fields.js";
 import { positiveQuantity } from "./quantity.js";
-import { credentialVariable, RUNTIME_VARIABLES } from "../runtime-env.js";
+import { credentialVariable, RUNTIME_VARIABLES } from "../../contracts/runtime-env.js";
 
 
 

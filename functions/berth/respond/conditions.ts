@@ -1,6 +1,6 @@
-import type { WorkspaceCondition } from "./model.js";
-import type { CapacityStatus } from "./schema/status.js";
-import type { Binding, Egress } from "./workspace.js";
+import type { WorkspaceCondition } from "../model.js";
+import type { CapacityStatus } from "../schema/status.js";
+import type { Binding, Egress } from "../workspace.js";
 
 /** Whether something bounds the workspace's storage at its size, as Berth judges it. */
 export function capacityEnforced(capacity: CapacityStatus): WorkspaceCondition {

@@ -1,4 +1,4 @@
-import type { DesiredResource, KubeObject } from "./model.js";
+import type { DesiredResource, KubeObject } from "../model.js";
 import { sandboxRunning } from "./sandbox-status.js";
 
 type Status =

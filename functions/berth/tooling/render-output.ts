@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { Ready, type RunFunctionResponse, Severity, Status } from "@crossplane-org/function-sdk-typescript";
 import { goYAML } from "./go-yaml.js";
-import type { KubeObject } from "./model.js";
+import type { KubeObject } from "../model.js";
 
 // What `crossplane render` (CLI v2.5, core v2.4) prints for one reconcile, reproduced so that
 // `npm run render` can be diffed against it byte for byte. Facts from crossplane/cli

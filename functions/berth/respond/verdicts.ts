@@ -1,5 +1,5 @@
-import type { Observed, Requirement, Verdict } from "./model.js";
-import type { Problem } from "./problems.js";
+import type { Observed, Requirement, Verdict } from "../model.js";
+import type { Problem } from "../problems.js";
 
 /** How the XR is named in messages: `DeveloperWorkspace "alice-xr"`. */
 export function describeComposite(observed: Observed): string {

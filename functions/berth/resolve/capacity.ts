@@ -1,7 +1,7 @@
-import type { KubeObject } from "./model.js";
-import type { Problem } from "./problems.js";
-import type { WorkspaceProfileSpec } from "./schema/profile.js";
-import type { CapacityStatus } from "./schema/status.js";
+import type { KubeObject } from "../model.js";
+import type { Problem } from "../problems.js";
+import type { WorkspaceProfileSpec } from "../schema/profile.js";
+import type { CapacityStatus } from "../schema/status.js";
 
 /**
  * Provisioners that size a volume when it is created and never bound it again: a workspace

@@ -4,9 +4,9 @@
 // differ from this output.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
-import { API_REFERENCE_PATH, apiReference } from "../api-reference.js";
-import { COMPOSITE_KINDS, compositeResourceDefinition } from "../xrd.js";
-import { definitionYAML, definitionPath } from "../xrd-files.js";
+import { API_REFERENCE_PATH, apiReference } from "./api-reference.js";
+import { COMPOSITE_KINDS, compositeResourceDefinition } from "./xrd.js";
+import { definitionYAML, definitionPath } from "./xrd-files.js";
 
 function write(path: string, content: string) {
   mkdirSync(dirname(path), { recursive: true });

@@ -6,9 +6,9 @@
 // `crossplane render -o <the previous reconcile's objects>` prints.
 import { readFileSync } from "node:fs";
 import { parseAllDocuments } from "yaml";
-import { fatalMessages, renderConverged, renderLocally } from "../local-render.js";
+import { fatalMessages, renderConverged, renderLocally } from "./local-render.js";
 import type { KubeObject } from "../model.js";
-import { renderOutput } from "../render-output.js";
+import { renderOutput } from "./render-output.js";
 
 function readObjects(path: string): KubeObject[] {
   return parseAllDocuments(readFileSync(path, "utf8"))

@@ -1,9 +1,9 @@
-import type { KubeObject } from "./model.js";
-import type { Problem } from "./problems.js";
+import type { KubeObject } from "../model.js";
+import type { Problem } from "../problems.js";
 import type { RequiredResources } from "./required.js";
-import { API_VERSION, workspaceProfileSchema } from "./schema/documents.js";
-import type { WorkspaceProfileSpec } from "./schema/profile.js";
-import { quantityValue, sumOf } from "./schema/quantity.js";
+import { API_VERSION, workspaceProfileSchema } from "../schema/documents.js";
+import type { WorkspaceProfileSpec } from "../schema/profile.js";
+import { quantityValue, sumOf } from "../schema/quantity.js";
 
 export interface ResolvedProfile {
   type: "found";

@@ -1,4 +1,4 @@
-import type { KubeObject } from "./model.js";
+import type { KubeObject } from "../model.js";
 
 /**
  * The historical, terminal result of a workspace's run. Current health can change at any

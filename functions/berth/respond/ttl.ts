@@ -1,4 +1,4 @@
-import type { KubeObject, Verdict } from "./model.js";
+import type { KubeObject, Verdict } from "../model.js";
 import { atRest } from "./phases.js";
 
 /**

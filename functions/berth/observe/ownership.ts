@@ -1,6 +1,6 @@
-import type { KubeObject } from "./model.js";
-import type { Problem } from "./problems.js";
-import type { Lookup } from "./required.js";
+import type { KubeObject } from "../model.js";
+import type { Problem } from "../problems.js";
+import type { Lookup } from "../resolve/required.js";
 
 /**
  * A workspace owns only what it created. Crossplane records that on every object it composes,

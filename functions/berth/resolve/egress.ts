@@ -1,12 +1,12 @@
 import { BlockList, isIPv6 } from "node:net";
 import type { INetworkPolicyPeer } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicyPeer";
 import type { INetworkPolicyPort } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicyPort";
-import type { Problem } from "./problems.js";
+import type { Problem } from "../problems.js";
 import { describeRequirement, type RequiredResources } from "./required.js";
-import { egressToCidrs, egressToPods } from "./render/network-policies.js";
-import type { Capabilities } from "./schema/capabilities.js";
-import type { Destination, WorkspaceProfileSpec } from "./schema/profile.js";
-import type { Egress } from "./workspace.js";
+import { egressToCidrs, egressToPods } from "../render/network-policies.js";
+import type { Capabilities } from "../schema/capabilities.js";
+import type { Destination, WorkspaceProfileSpec } from "../schema/profile.js";
+import type { Egress } from "../workspace.js";
 
 /** A declared capability that needs egress, with the field that declared it. */
 export interface CapabilityRequest {

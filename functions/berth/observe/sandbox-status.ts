@@ -11,7 +11,7 @@
 //              pod is gone; False with reason SandboxExpired once spec.shutdownTime has passed.
 //   Suspended  True (PodTerminated) only once the pod is gone; False (PodTerminating) while it
 //              is still being deleted, and (NotSuspended) while Running.
-import type { KubeObject } from "./model.js";
+import type { KubeObject } from "../model.js";
 
 interface Condition {
   type?: string;

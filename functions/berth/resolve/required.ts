@@ -1,7 +1,7 @@
 import type { z } from "zod";
-import type { KubeObject, LabelledRequirement, NamedRequirement, Observed, Requirement } from "./model.js";
-import type { Problem } from "./problems.js";
-import { parseDocument } from "./schema/errors.js";
+import type { KubeObject, LabelledRequirement, NamedRequirement, Observed, Requirement } from "../model.js";
+import type { Problem } from "../problems.js";
+import { parseDocument } from "../../contracts/parse-document.js";
 
 export type Lookup = { state: "pending" } | { state: "missing" } | { state: "found"; object: KubeObject };
 

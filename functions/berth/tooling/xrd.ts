@@ -1,15 +1,15 @@
 import { z } from "zod";
-import { developerWorkspaceSpecSchema } from "./schema/developer-workspace.js";
-import { GROUP, NAME_RULE, SHORT_NAME_RULE, VERSION } from "./schema/documents.js";
-import { executionWorkspaceClassSpecSchema, executionWorkspaceSpecSchema, workspaceCheckpointSpecSchema } from "./schema/execution.js";
-import { workspaceProfileSpecSchema } from "./schema/profile.js";
+import { developerWorkspaceSpecSchema } from "../schema/developer-workspace.js";
+import { GROUP, NAME_RULE, SHORT_NAME_RULE, VERSION } from "../schema/documents.js";
+import { executionWorkspaceClassSpecSchema, executionWorkspaceSpecSchema, workspaceCheckpointSpecSchema } from "../schema/execution.js";
+import { workspaceProfileSpecSchema } from "../schema/profile.js";
 import {
   developerWorkspaceStatusSchema,
   executionWorkspaceClassStatusSchema,
   executionWorkspaceStatusSchema,
   workspaceCheckpointStatusSchema,
   workspaceProfileStatusSchema,
-} from "./schema/status.js";
+} from "../schema/status.js";
 
 type JsonSchema = Record<string, unknown>;
 

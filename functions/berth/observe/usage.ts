@@ -1,5 +1,5 @@
-import type { KubeObject } from "./model.js";
-import type { ResourceUsage } from "./schema/status.js";
+import type { KubeObject } from "../model.js";
+import type { ResourceUsage } from "../schema/status.js";
 
 // What a workspace uses of its budget, as its ResourceQuota's own status counts it (the API
 // server's quota controller keeps `used` against `hard`), so `kubectl get` shows per workspace

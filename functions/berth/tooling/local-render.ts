@@ -1,6 +1,6 @@
 import { type Resource, RunFunctionRequest, type RunFunctionResponse, Severity } from "@crossplane-org/function-sdk-typescript";
-import { runFunction } from "./function.js";
-import type { KubeObject } from "./model.js";
+import { runFunction } from "../function.js";
+import type { KubeObject } from "../model.js";
 
 /** Crossplane calls a function again while its requirements change, at most this many times. */
 const MAX_REQUIREMENT_ITERATIONS = 5;

@@ -1,4 +1,4 @@
-import { quantityValue } from "./schema/quantity.js";
+import { quantityValue } from "../schema/quantity.js";
 
 /** Where `actual` differs from `expected`, reading `expected` as a subset (server defaults may add fields). */
 export function subsetDiff(expected: unknown, actual: unknown, path = ""): string[] {

@@ -1,8 +1,8 @@
 // docs/api.md, the API reference, is rendered from the OpenAPI schemas the XRDs carry (the zod
 // schemas' JSON schema), so the page cannot say anything the API server does not check. Kinds
 // in, markdown out: `npm run generate` writes it and a unit test compares the committed page.
-import { GROUP, VERSION } from "./schema/documents.js";
-import { QUANTITY } from "./schema/quantity.js";
+import { GROUP, VERSION } from "../schema/documents.js";
+import { QUANTITY } from "../schema/quantity.js";
 import { compositeResourceDefinition, type CompositeKind, CROSSPLANE_PRINTER_COLUMNS } from "./xrd.js";
 import { GENERATED_NOTE } from "./xrd-files.js";
 

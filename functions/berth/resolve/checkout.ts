@@ -1,6 +1,6 @@
-import type { Problem } from "./problems.js";
+import type { Problem } from "../problems.js";
 import type { ResolvedProfile } from "./profile.js";
-import type { Destination } from "./schema/profile.js";
+import type { Destination } from "../schema/profile.js";
 
 /**
  * The names a reviewed destination answers for: those the profile lists, and for an in-cluster

@@ -1,9 +1,9 @@
-import { specHash } from "./hash.js";
-import type { Problem } from "./problems.js";
+import { specHash } from "../hash.js";
+import type { Problem } from "../problems.js";
 import type { RequiredResources } from "./required.js";
-import { API_VERSION, executionWorkspaceClassSchema } from "./schema/documents.js";
-import type { ExecutionWorkspaceClassSpec } from "./schema/execution.js";
-import type { Binding } from "./workspace.js";
+import { API_VERSION, executionWorkspaceClassSchema } from "../schema/documents.js";
+import type { ExecutionWorkspaceClassSpec } from "../schema/execution.js";
+import type { Binding } from "../workspace.js";
 
 export interface ResolvedClass {
   type: "found";
