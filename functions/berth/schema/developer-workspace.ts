@@ -61,7 +61,12 @@ export const developerWorkspaceSpecSchema = z
       .describe("The command whose result is the workspace's verification evidence."),
     lifecycle: z.strictObject({
       profile: lifecycleProfile,
-      idleTimeoutMinutes: z.int().min(1).max(10080).optional(),
+      idleTimeoutMinutes: z
+        .int()
+        .min(1)
+        .max(10080)
+        .optional()
+        .describe("Given to the runtime as BERTH_IDLE_TIMEOUT_MINUTES, for it to act on; Berth does not stop an idle DeveloperWorkspace."),
       retentionMinutes: z.int().min(1).max(525600).optional(),
       deletion: z.enum(["Delete", "Retain"]).default("Delete").describe("What happens to the volume when the workspace is deleted."),
       evidence: z
