@@ -37,6 +37,10 @@ export interface LiveCluster {
   provisioner: LoopProvisioner;
   /** The release installed: the Function package the cluster runs. */
   release: FunctionPackage;
+  /** The Helm install.sh runs (helm-<HELM_VERSION>). */
+  helm: string;
+  /** Runs install/install.sh again, with the settings of the first install; its log. */
+  reinstall(): Promise<string>;
   /** Builds and pushes both packages of another release (the same bundle), for upgrades. */
   publishRelease(version: string): Promise<FunctionPackage>;
   kubeconfig: string;
@@ -265,7 +269,9 @@ export async function startLiveCluster(opts: { log?: (m: string) => void } = {})
     await installAgentSandbox(cluster, nodeBin);
     log(`cluster DNS, storage, the upstream CRDs and the agent-sandbox controller ${AGENT_SANDBOX_VERSION} ready in ${((Date.now() - t) / 1000).toFixed(1)} s`);
     t = Date.now();
-    await installBerth(cp, registry, { helm: join(nodeBin, `helm-${readVersions().HELM_VERSION}`), crossplaneImage: crossplaneImage.name, release });
+    const helm = join(nodeBin, `helm-${readVersions().HELM_VERSION}`);
+    const install = () => installBerth(cp, registry, { helm, crossplaneImage: crossplaneImage.name, release });
+    await install();
     log(`Crossplane (Helm) and Berth ${release.version} (from ${registry.host}) installed in ${((Date.now() - t) / 1000).toFixed(1)} s`);
     const server = new URL(cp.server);
     return {
@@ -274,6 +280,8 @@ export async function startLiveCluster(opts: { log?: (m: string) => void } = {})
       network,
       provisioner,
       release,
+      helm,
+      reinstall: install,
       publishRelease: (version) => publishRelease(cp, registry, version, join(runDir, "packages")),
       kubeconfig: cp.kubeconfig,
       cluster,

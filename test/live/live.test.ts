@@ -16,7 +16,7 @@ import { issueCert } from "../conformance/controlplane/controlplane.js";
 import { classPermitsInEffect, compressedLifecycle, condition, operationsOf, printedColumns, sleep, undoneByCrossplane, waitFor, type Obj } from "../conformance/setup.js";
 import { LAST_ACTIVITY, rfc3339, SUSPENDED_AT, SUSPENDED_BY } from "../../functions/berth/lifecycle/signals.js";
 import { startLiveCluster, type LiveCluster } from "./cluster.js";
-import { CROSSPLANE_NAMESPACE, FUNCTION_NAME, rollOutFunction } from "./operator-install.js";
+import { CROSSPLANE_NAMESPACE, crossplaneHelmValues, FUNCTION_NAME, rollOutFunction } from "./operator-install.js";
 import { shippedRuntime } from "../../image/shipped.js";
 import {
   CONTROL_NS,
@@ -329,6 +329,26 @@ describe("Crossplane and Berth, installed as operators install them", () => {
     expect(refused.body?.message).toMatch(/^admission webhook "nousages\.protection\.crossplane\.io" denied the request: This resource is in-use by 1 usage/);
     await live.cluster.delete(usage.apiVersion, usage.kind, usage.metadata.name, CROSSPLANE_NAMESPACE);
     await waitFor("the ConfigMap deleted once nothing uses it", async () => (await live.cluster.request("DELETE", path)).status === 200, 60_000);
+  });
+
+  it("install.sh run again on the installed cluster leaves Crossplane alone: no helm run, its Helm values (image overrides, CA bundle, args) and Deployment unchanged", async () => {
+    const deployment = async () => {
+      const d = await live.cluster.get<any>("apps/v1", "Deployment", "crossplane", CROSSPLANE_NAMESPACE);
+      return { generation: d?.metadata?.generation, spec: d?.spec };
+    };
+    const releases = async () => (await live.cp.kube.list<any>("v1", "Secret", CROSSPLANE_NAMESPACE, "owner=helm,name=crossplane")).map((s) => s.metadata.name).sort();
+    const valuesBefore = (await crossplaneHelmValues(live.cp, live.helm)) as any;
+    // Crossplane was installed with values of its own (the image's repository, tag and pull policy,
+    // the registry CA): the values a second run must not reset.
+    expect(valuesBefore).toMatchObject({ image: { pullPolicy: "Never" }, registryCaBundleConfig: { name: "berth-registry-ca" }, args: ["--enable-operations"] });
+    const [deploymentBefore, releasesBefore] = [await deployment(), await releases()];
+    expect(releasesBefore).toEqual(["sh.helm.release.v1.crossplane.v1"]);
+    const log = await live.reinstall();
+    expect(log).toContain("already installed (Operations on; Helm not run, its values untouched)");
+    expect(log).toMatch(/Berth v\S+ installed/);
+    expect(await crossplaneHelmValues(live.cp, live.helm)).toEqual(valuesBefore);
+    expect(await releases(), "no new Helm release revision").toEqual(releasesBefore);
+    expect(await deployment()).toEqual(deploymentBefore);
   });
 
   it("the Function and Configuration are pulled from the registry; the function runs as Crossplane's Deployment runtime made it, and Crossplane calls it over TLS", async () => {

@@ -26,6 +26,8 @@ const execFile = promisify(execFileCb);
 /** What the Function is installed as (the name the Compositions call), and its published package. */
 export const { name: FUNCTION_NAME, package: FUNCTION_PACKAGE } = installedFunction();
 export const CROSSPLANE_NAMESPACE = "crossplane-system";
+/** The operators group install.sh is given: the one admission/params.yaml ships with. */
+export const OPERATORS_GROUP = "berth:operators";
 const MIRROR_REPOSITORY = "berth-dev";
 /** The Function package's own repository name (function-berth), as published under any registry path. */
 const FUNCTION_REPOSITORY = FUNCTION_PACKAGE.slice(FUNCTION_PACKAGE.lastIndexOf("/") + 1);
@@ -55,13 +57,16 @@ export async function publishRelease(cp: ControlPlane, registry: Registry, versi
   };
 }
 
-/** install/install.sh: Crossplane from its chart, then Berth from the mirror. */
+/**
+ * install/install.sh: Crossplane from its chart (the cluster has none the first time), then
+ * Berth from the mirror. Run again, it finds Crossplane installed and leaves it alone. Its log.
+ */
 export async function installBerth(
   cp: ControlPlane,
   registry: Registry,
   opts: { helm: string; crossplaneImage: string; release: FunctionPackage },
-): Promise<void> {
-  await script("install.sh", [], {
+): Promise<string> {
+  return script("install.sh", [], {
     KUBECONFIG: cp.kubeconfig,
     HELM: opts.helm,
     KUBECTL: join(cp.binDir, "kubectl"),
@@ -72,11 +77,21 @@ export async function installBerth(
     BERTH_VERSION: opts.release.version,
     BERTH_MIRROR: `${registry.host}/${MIRROR_REPOSITORY}`,
     REGISTRY_CA_FILE: registry.caFile,
+    // The operators group the conformance suite's identities are in (admission/params.yaml's).
+    BERTH_OPERATORS_GROUP: OPERATORS_GROUP,
     // Helm keeps its repository and cache settings under the run folder, not the user's home.
     HELM_CONFIG_HOME: join(cp.runDir, "helm", "config"),
     HELM_CACHE_HOME: join(cp.runDir, "helm", "cache"),
     HELM_DATA_HOME: join(cp.runDir, "helm", "data"),
   });
+}
+
+/** `helm get values crossplane -o json` on the live cluster, with the Helm install.sh ran. */
+export async function crossplaneHelmValues(cp: ControlPlane, helm: string): Promise<unknown> {
+  const { stdout } = await execFile(helm, ["get", "values", "crossplane", "--namespace", CROSSPLANE_NAMESPACE, "-o", "json"], {
+    env: { ...process.env, KUBECONFIG: cp.kubeconfig, HELM_CONFIG_HOME: join(cp.runDir, "helm", "config"), HELM_CACHE_HOME: join(cp.runDir, "helm", "cache"), HELM_DATA_HOME: join(cp.runDir, "helm", "data") },
+  });
+  return JSON.parse(stdout);
 }
 
 /**
@@ -99,9 +114,11 @@ export async function rollOutFunction(cp: ControlPlane, pkg: FunctionPackage): P
   );
 }
 
-async function script(name: string, args: string[], env: Record<string, string>): Promise<void> {
+/** Runs install/<name>; its standard output. */
+async function script(name: string, args: string[], env: Record<string, string>): Promise<string> {
   try {
-    await execFile("bash", [join(REPO, "install", name), ...args], { cwd: REPO, env: { ...process.env, ...env }, maxBuffer: 64 << 20 });
+    const r = await execFile("bash", [join(REPO, "install", name), ...args], { cwd: REPO, env: { ...process.env, ...env }, maxBuffer: 64 << 20 });
+    return r.stdout;
   } catch (e: any) {
     throw new Error(`install/${name} ${args.join(" ")} failed (exit ${e?.code}):\n${e?.stdout ?? ""}${e?.stderr ?? ""}`);
   }
