@@ -25,6 +25,7 @@ import { shippedNodeFlags } from "../image/shipped.js";
 import { collectedEvidenceSchema, type CollectedEvidence } from "../functions/evidence/collected.js";
 import { evidenceLoopback, git, type Proc, registryBinary, startProcess } from "../test/support/evidence-loopback.js";
 import { freePort } from "../test/support/function-process.js";
+import { median } from "./stats.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const BUNDLE = EVIDENCE.bundlePath;
@@ -53,12 +54,6 @@ const runs = Number(values.runs);
 if (![files, folders, fileBytes, modified, runs].every((n) => Number.isInteger(n) && n >= 1) || modified + deleted > files) {
   throw new Error("--files, --folders, --file-kib, --changes and --runs are whole numbers of at least 1, and --changes plus its fifth at most --files");
 }
-
-function quantile(samples: readonly number[], q: number): number {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
-}
-const median = (samples: readonly number[]): number => quantile(samples, 0.5);
 
 function memoryMb(pid: number): { rss: number; peak: number } {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");

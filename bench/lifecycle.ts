@@ -15,7 +15,8 @@ import { RunFunctionRequest, RunFunctionResponse } from "@crossplane-org/functio
 import { SHIPPED_ENTRY, shippedNodeFlags } from "../image/shipped.js";
 import { DEFAULT_MAX_REQUEST_BYTES } from "../functions/berth/serve.js";
 import { fleetOperationRequest } from "../test/lifecycle-cases.js";
-import { median, memory, rawClient, start, type Target } from "./load.js";
+import { memory, rawClient, start, type Target } from "./load.js";
+import { median } from "./stats.js";
 
 const { values: opts } = parseArgs({
   options: {

@@ -14,6 +14,7 @@ import { performance } from "node:perf_hooks";
 import * as grpc from "@grpc/grpc-js";
 import { FunctionRunnerServiceService, RunFunctionResponse } from "@crossplane-org/function-sdk-typescript";
 import { freePort } from "../test/support/function-process.js";
+import { quantile } from "./stats.js";
 import { fatalResults } from "./workload.js";
 
 const identity = (b: Buffer) => b;
@@ -172,18 +173,6 @@ class Checker {
   }
 }
 
-export function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[i]!;
-}
-
-export const median = (xs: number[]) => {
-  const s = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
-  if (s.length === 0) return NaN;
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
-
 export interface Latency {
   n: number;
   p50: number;
@@ -203,12 +192,11 @@ export async function latency(r: Running, request: Buffer, count: number, maxMs:
     samples.push(performance.now() - t0);
     checker.check(rsp);
   }
-  samples.sort((a, b) => a - b);
   return {
     n: samples.length,
-    p50: percentile(samples, 50),
-    p90: percentile(samples, 90),
-    p99: percentile(samples, 99),
+    p50: quantile(samples, 0.5),
+    p90: quantile(samples, 0.9),
+    p99: quantile(samples, 0.99),
     mean: samples.reduce((a, b) => a + b, 0) / samples.length,
   };
 }

@@ -17,6 +17,7 @@ import { build } from "esbuild";
 import { GATE } from "../image/build.js";
 import { shippedNodeFlags } from "../image/shipped.js";
 import { freePort, startRecordingUpstream } from "../test/support/mcp-upstream.js";
+import { median, quantile } from "./stats.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const BUNDLE = join(ROOT, "dist", "mcp-gate.mjs");
@@ -25,11 +26,6 @@ const BATCH = 100;
 const { values } = parseArgs({ options: { calls: { type: "string", default: "2000" }, runs: { type: "string", default: "7" }, json: { type: "string" } } });
 const calls = Number(values.calls);
 const runs = Number(values.runs);
-
-function quantile(samples: readonly number[], q: number): number {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
-}
 
 function memoryMb(pid: number): { rss: number; peak: number } {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
@@ -130,7 +126,7 @@ async function main(): Promise<void> {
 
     const figures = {
       calls,
-      startup: { runs, medianMs: quantile(startups, 0.5), minMs: Math.min(...startups), maxMs: Math.max(...startups) },
+      startup: { runs, medianMs: median(startups), minMs: Math.min(...startups), maxMs: Math.max(...startups) },
       memoryMb: { idleRss: idle.rss, afterCallsRss: loaded.rss, peak: loaded.peak },
       latencyMs: {
         gate: { p50: quantile(gated, 0.5), p99: quantile(gated, 0.99) },

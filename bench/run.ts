@@ -24,7 +24,8 @@ import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { isDeepStrictEqual } from "node:util";
 import type { RunFunctionRequest, RunFunctionResponse } from "@crossplane-org/function-sdk-typescript";
-import { latency, type Latency, median, memory, type Running, start, type Target, throughput } from "./load.js";
+import { latency, type Latency, memory, type Running, start, type Target, throughput } from "./load.js";
+import { median } from "./stats.js";
 import { profileBerth } from "./profile.js";
 import { rootfsCommand, SHIPPED_ENTRY, shippedNodeFlags } from "../image/shipped.js";
 import { buildFunctionImage, defaultImageName } from "../image/build.js";
@@ -260,9 +261,14 @@ const points: Point[] = inproc?.scaling ?? [];
 // ---- report ---------------------------------------------------------------------------------
 
 type Key = "startupMs" | "p50" | "p99" | "rps" | "hwmMb" | "idleRssMb";
-const med = (key: string, f: Key) => median(results[key]!.map((r) => r[f]));
+/** The median over rounds of the figures measured (bench/stats.ts); one /proc did not give (NaN) is left out, and none at all prints n/a. */
+const overRounds = (xs: number[]) => {
+  const measured = xs.filter((x) => Number.isFinite(x));
+  return measured.length > 0 ? median(measured) : NaN;
+};
+const med = (key: string, f: Key) => overRounds(results[key]!.map((r) => r[f]));
 /** Median over rounds of of/ref, of = berth unless given (for rps: how many times more requests per second Berth serves). */
-const ratio = (ref: string, f: Key, of = "berth") => (results[ref] && results[of] ? median(results[of]!.map((b, i) => b[f] / results[ref]![i]![f])) : NaN);
+const ratio = (ref: string, f: Key, of = "berth") => (results[ref] && results[of] ? overRounds(results[of]!.map((b, i) => b[f] / results[ref]![i]![f])) : NaN);
 
 const fmt = (x: number, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : "n/a");
 const rows: string[] = [];
@@ -287,10 +293,10 @@ rows.push(`method: ${ROUNDS} rounds, every process started afresh each round in 
 rows.push("");
 rows.push(head);
 for (const t of targets) {
-  rows.push(line(t.label, [fmt(med(t.key, "p50"), 3), fmt(med(t.key, "p99"), 3), fmt(med(t.key, "rps"), 0), fmt(med(t.key, "startupMs"), 0), fmt(med(t.key, "hwmMb"), 1), fmt(med(t.key, "idleRssMb"), 1), fmt(median(results[t.key]!.map((r) => r.responseBytes)) / 1024, 1)]));
+  rows.push(line(t.label, [fmt(med(t.key, "p50"), 3), fmt(med(t.key, "p99"), 3), fmt(med(t.key, "rps"), 0), fmt(med(t.key, "startupMs"), 0), fmt(med(t.key, "hwmMb"), 1), fmt(med(t.key, "idleRssMb"), 1), fmt(overRounds(results[t.key]!.map((r) => r.responseBytes)) / 1024, 1)]));
 }
 if (exec) {
-  rows.push(line("berth, ExecutionWorkspace", [fmt(median(results.berth!.map((r) => r.exec!.p50)), 3), fmt(median(results.berth!.map((r) => r.exec!.p99)), 3), fmt(median(results.berth!.map((r) => r.exec!.rps)), 0), "", "", ""]));
+  rows.push(line("berth, ExecutionWorkspace", [fmt(overRounds(results.berth!.map((r) => r.exec!.p50)), 3), fmt(overRounds(results.berth!.map((r) => r.exec!.p99)), 3), fmt(overRounds(results.berth!.map((r) => r.exec!.rps)), 0), "", "", ""]));
 }
 rows.push("");
 const ratioRow = (ref: string, label: string, of = "berth") =>
@@ -366,7 +372,7 @@ const summary = (key: string) =>
         startup_ms: med(key, "startupMs"),
         peak_rss_mb: med(key, "hwmMb"),
         idle_rss_mb: med(key, "idleRssMb"),
-        response_bytes: median(results[key]!.map((r) => r.responseBytes)),
+        response_bytes: overRounds(results[key]!.map((r) => r.responseBytes)),
         rounds: results[key],
       }
     : null;
@@ -417,9 +423,9 @@ const json = {
   go_floor: goFloorBin ? { sdk_version: GO_SDK_VERSION, binary: goFloorBin, first_reply: goFloorReply ?? null } : { problem: goFloorProblem },
   execution_workspace: exec
     ? {
-        p50_ms: median(results.berth!.map((r) => r.exec!.p50)),
-        p99_ms: median(results.berth!.map((r) => r.exec!.p99)),
-        throughput_c16: median(results.berth!.map((r) => r.exec!.rps)),
+        p50_ms: overRounds(results.berth!.map((r) => r.exec!.p50)),
+        p99_ms: overRounds(results.berth!.map((r) => r.exec!.p99)),
+        throughput_c16: overRounds(results.berth!.map((r) => r.exec!.rps)),
         request_bytes: exec.bytes.length,
         composed_resources: exec.rendered,
       }

@@ -4,13 +4,8 @@
 // on every case alike instead of on whichever ran during it.
 import { performance } from "node:perf_hooks";
 import { type RunFunctionRequest, type RunFunctionResponse } from "@crossplane-org/function-sdk-typescript";
+import { median } from "./stats.js";
 import { fullWorkspace, type RunFunc, type Scenario, scalingPool, steadyState, workspaceWith } from "./workload.js";
-
-export const median = (xs: number[]) => {
-  const s = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
-  if (s.length === 0) return NaN;
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
 
 export interface Case {
   name: string;

@@ -22,6 +22,7 @@ import { type Obj, sleep, waitFor } from "../test/conformance/setup.js";
 import type { LiveCluster } from "../test/live/cluster.js";
 import { executionWorkspace, FIXTURES_NS, PROFILE, SANDBOX_CLASS } from "../test/live/fixtures.js";
 import { renderConverged } from "../functions/berth/tooling/local-render.js";
+import { quantile } from "./stats.js";
 
 const API = "workspaces.berth.dev/v1alpha1";
 const SANDBOX_API = "agents.x-k8s.io/v1beta1";
@@ -286,10 +287,8 @@ export async function measureSessions(live: LiveCluster, opts: { oneAtATime: num
   return { single, burst };
 }
 
-const quantile = (xs: number[], q: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)]!;
-};
+/** bench/stats.ts's quantile, NaN for a mark no session reached (the table prints it, the run's other figures stand). */
+const at = (xs: number[], q: number) => (xs.length > 0 ? quantile(xs, q) : NaN);
 
 /** The table: each mark's p50, p95 and max, Berth beside the floor, as a ratio and a difference of medians. */
 export function latencyTable(title: string, l: SessionLatency): { lines: string[]; json: Record<string, number> } {
@@ -306,13 +305,13 @@ export function latencyTable(title: string, l: SessionLatency): { lines: string[
       const key = `${step}_${mark}` as keyof MarkTimes;
       const b = l.berth.map((t) => t[key]!).filter((x) => x !== undefined);
       const f = l.floor.map((t) => t[key]!).filter((x) => x !== undefined);
-      const row = (xs: number[]) => `${r2(quantile(xs, 0.5))} / ${r2(quantile(xs, 0.95))} / ${r2(Math.max(...xs))}`;
-      lines.push(`| ${step} → ${mark.replace(/_/g, " ")} | ${row(b)} | ${row(f)} | ${r2(quantile(b, 0.5) / quantile(f, 0.5))}x | ${signed(r2(quantile(b, 0.5) - quantile(f, 0.5)))} s |`);
-      Object.assign(json, { [`${key}_p50_s`]: r2(quantile(b, 0.5)), [`${key}_p95_s`]: r2(quantile(b, 0.95)), [`${key}_max_s`]: r2(Math.max(...b)), [`${key}_floor_p50_s`]: r2(quantile(f, 0.5)) });
+      const row = (xs: number[]) => `${r2(at(xs, 0.5))} / ${r2(at(xs, 0.95))} / ${r2(Math.max(...xs))}`;
+      lines.push(`| ${step} → ${mark.replace(/_/g, " ")} | ${row(b)} | ${row(f)} | ${r2(at(b, 0.5) / at(f, 0.5))}x | ${signed(r2(at(b, 0.5) - at(f, 0.5)))} s |`);
+      Object.assign(json, { [`${key}_p50_s`]: r2(at(b, 0.5)), [`${key}_p95_s`]: r2(at(b, 0.95)), [`${key}_max_s`]: r2(Math.max(...b)), [`${key}_floor_p50_s`]: r2(at(f, 0.5)) });
     }
   }
   const tokens = l.berth.map((t) => t.watch_tokens ?? 0);
-  lines.push(`Watch events each XR cost its circuit breaker over create, suspend and resume together: median ${quantile(tokens, 0.5)} tokens, max ${Math.max(...tokens)} (it holds 100, refilled at 1 a second, also during the pauses)`);
+  lines.push(`Watch events each XR cost its circuit breaker over create, suspend and resume together: median ${at(tokens, 0.5)} tokens, max ${Math.max(...tokens)} (it holds 100, refilled at 1 a second, also during the pauses)`);
   json.watch_tokens_max = Math.max(...tokens);
   const opened = l.berth.filter((t) => t.breaker_opened).length;
   lines.push(`Crossplane's watch circuit breaker opened (the XR said Responsive=False) for ${opened} of ${l.berth.length} XRs`);

@@ -36,6 +36,7 @@ import { condition, type Obj } from "../test/conformance/setup.js";
 import { startLiveCluster } from "../test/live/cluster.js";
 import { developerWorkspace, FIXTURES_NS, gitTokenSecret, installHarness, mcpTokenSecret } from "../test/live/fixtures.js";
 import { latencyTable, measureSessions } from "./sessions-live.js";
+import { median } from "./stats.js";
 
 const { values: opts } = parseArgs({
   options: {
@@ -67,7 +68,6 @@ const READY_TIMEOUT_MS = 15 * 60_000;
 
 const say = (m: string) => process.stderr.write(`[bench:system:live ${new Date().toISOString().slice(11, 19)}] ${m}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
 const round = (s: number) => Math.round(s * 10) / 10;
 
 /** N DeveloperWorkspaces at once, timed to each stage; then all deleted. */

@@ -39,7 +39,7 @@ import { peakRssMb, pool } from "../test/support/processes.js";
 import { installedFunction } from "../test/support/function-name.js";
 import { sumSamples, workspaceControllers } from "../test/support/prometheus.js";
 import { SHIPPED_ENTRY, shippedNodeFlags } from "../image/shipped.js";
-import { median } from "./load.js";
+import { median, quantile } from "./stats.js";
 import { TTL_ENV, ttlsFromEnvironment } from "../functions/berth/respond/ttl.js";
 import { DEVELOPER_WORKLOAD } from "../functions/berth/kinds/developer-workspace.js";
 import { RUNTIME_OBJECTS } from "../functions/berth/kinds/execution-workspace.js";
@@ -312,8 +312,8 @@ async function xrStates(kube: Kube, want: Record<string, number>): Promise<XRSta
 async function xrSizes(kube: Kube): Promise<{ xr_bytes: number; xr_managed_fields_bytes: number }> {
   const xrs = (await Promise.all(KINDS.map((kind) => listXRs(kube, kind)))).flat().filter((xr) => xr.metadata.name.startsWith("sys-"));
   return {
-    xr_bytes: median(xrs.map((xr) => JSON.stringify(xr).length)),
-    xr_managed_fields_bytes: median(xrs.map((xr) => JSON.stringify(xr.metadata.managedFields ?? []).length)),
+    xr_bytes: xrs.length > 0 ? median(xrs.map((xr) => JSON.stringify(xr).length)) : NaN,
+    xr_managed_fields_bytes: xrs.length > 0 ? median(xrs.map((xr) => JSON.stringify(xr.metadata.managedFields ?? []).length)) : NaN,
   };
 }
 
@@ -489,20 +489,16 @@ interface Ladder {
   berth: Rung;
 }
 
-/** The q-quantile of some numbers (nearest rank), null if there are none. */
-function quantile(xs: number[], q: number): number | null {
-  if (xs.length === 0) return null;
-  const sorted = [...xs].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
-}
+/** bench/stats.ts's q-quantile of some numbers, null if there are none. */
+const quantileOrNull = (xs: number[], q: number): number | null => (xs.length > 0 ? quantile(xs, q) : null);
 
 function rungOf(seconds: number, d: ReturnType<typeof delta>, workspaces: number, workspaceSeconds: number[] = [], events: Record<string, number> = {}): Rung {
   const perWorkspace = (r: Record<string, number>) => Object.fromEntries(Object.entries(r).sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, v / workspaces]));
   const crossplane = d.reconciles > 0;
   return {
     converge_s: seconds,
-    workspace_converge_p50_s: quantile(workspaceSeconds, 0.5),
-    workspace_converge_p90_s: quantile(workspaceSeconds, 0.9),
+    workspace_converge_p50_s: quantileOrNull(workspaceSeconds, 0.5),
+    workspace_converge_p90_s: quantileOrNull(workspaceSeconds, 0.9),
     cpu_s: d.cpu,
     api_requests: d.apiRequests,
     calls_per_workspace: crossplane ? d.calls / workspaces : null,
