@@ -32,7 +32,7 @@ export interface ResponseTTLs {
 // breaker never drops it: every 5 s then, a moving workspace still moves in seconds.
 export const DEFAULT_TTLS: ResponseTTLs = { provisioning: 60, atRest: 15 * 60, watchCircuitOpen: 5 };
 
-/** The environment variables that override the defaults, as Go-style durations ("30s", "15m", "1h"). */
+/** The environment variables that override the defaults: whole s, m or h parts ("30s", "15m", "1h30m"), 1s to 24h. */
 export const TTL_ENV = { provisioning: "BERTH_TTL_PROVISIONING", atRest: "BERTH_TTL_AT_REST", watchCircuitOpen: "BERTH_TTL_WATCH_CIRCUIT_OPEN" } as const;
 
 /** Whether Crossplane's watch circuit breaker holds this XR, as Crossplane marks it at the start of the reconcile. */
