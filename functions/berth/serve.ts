@@ -62,7 +62,9 @@ export const STREAM_WINDOW_BYTES = 4 * 2 ** 20;
  * CONNECTION_WINDOW_BYTES). grpc-js offers no option for it, so this wraps the method through
  * which it makes its HTTP/2 servers, before it binds any: every connection is covered from its
  * first byte. If a grpc-js release renames that method, the server serves with the default
- * windows and says so; test/unit/serve.test.ts reads the windows a real connection is offered.
+ * windows and says so. So @grpc/grpc-js is pinned exactly (package.json), and
+ * test/unit/serve.test.ts reads the windows a client of the real server is offered, and shows that
+ * a grpc-js with the method renamed fails that check; test/grpc reads them from the shipped bundle.
  */
 function widenFlowControlWindows(server: grpc.Server, logger: { error(msg: string): void }): void {
   const internals = server as unknown as { createHttp2Server?: (credentials: grpc.ServerCredentials) => Http2Server };
