@@ -11,10 +11,10 @@ export interface LocalRender {
   request: RunFunctionRequest;
 }
 
-type Selector = { apiVersion: string; kind: string; matchName?: string; matchLabels?: { labels?: Record<string, string> }; namespace?: string };
+export type Selector = { apiVersion: string; kind: string; matchName?: string; matchLabels?: { labels?: Record<string, string> }; namespace?: string };
 
 /** Whether an object is one a requirement asks for: by name, or (as Crossplane does) by all of some labels. */
-function matches(o: KubeObject, selector: Selector): boolean {
+export function matches(o: KubeObject, selector: Selector): boolean {
   const labels = (o.metadata?.labels ?? {}) as Record<string, string>;
   const wanted = selector.matchLabels?.labels;
   return (
