@@ -4,11 +4,11 @@ import {
   type FunctionHandler,
   FunctionRunner,
   FunctionRunnerServiceService,
+  getServerCredentials,
   helpText,
   parseArgs,
   type RunFunctionRequest,
   type RunFunctionResponse,
-  startServer,
 } from "@crossplane-org/function-sdk-typescript";
 import { pino } from "pino";
 import { DEFAULT_TTLS, TTL_ENV } from "./respond/ttl.js";
@@ -113,7 +113,16 @@ export function serveFunction(handler: FunctionHandler, opts: { name: string; ma
     );
   };
   server.addService(FunctionRunnerServiceService, { runFunction });
-  startServer(server, serverOptions, logger);
+  // The SDK's startServer logs a bind error and returns, and a process with nothing bound exits 0:
+  // a function whose port is taken would look finished rather than failed. Bind here, with the
+  // SDK's own credentials (TLS unless --insecure), and exit 1 on an error.
+  server.bindAsync(serverOptions.address, getServerCredentials(serverOptions), (err) => {
+    if (err) {
+      logger.error(`server bind error: ${err.message}`);
+      process.exit(1);
+    }
+    logger.info(`server started and listening on ${serverOptions.address}`);
+  });
   logger.debug({ maxRequestBytes: opts.maxRequestBytes }, "accepting requests up to this size");
 
   const stop = (signal: NodeJS.Signals) => {

@@ -3,8 +3,10 @@
 // And the HTTP/2 windows serve.ts widens through a private method of grpc-js: they must reach a
 // client of the real server, and a grpc-js without that method must fail here, not serve quietly
 // with 64 KiB windows.
+import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { connect as http2Connect } from "node:http2";
+import { type AddressInfo, createServer } from "node:net";
 import { join, resolve } from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import { describe, expect, it } from "vitest";
@@ -116,6 +118,25 @@ describe("the HTTP/2 windows serve.ts widens through grpc-js's private createHtt
       expect(fn.output()).toContain(FALLBACK_LOG);
     } finally {
       await fn.stop();
+    }
+  });
+});
+
+// The SDK's own startServer logs a bind error and returns, and a process with nothing bound then
+// exits 0: Crossplane's Deployment runtime (and anyone reading the exit code) would see a function
+// that finished, not one that failed. serve.ts binds itself and exits 1.
+describe("a function that cannot bind its address", () => {
+  it("exits 1 and says why, when the port is taken", async () => {
+    const taken = createServer();
+    await new Promise<void>((done) => taken.listen(0, "127.0.0.1", done));
+    try {
+      const { port } = taken.address() as AddressInfo;
+      const run = spawnSync(process.execPath, ["--import", "tsx", "functions/berth/main.ts", "--insecure", "--address", `127.0.0.1:${port}`], { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
+      expect(run.error).toBeUndefined();
+      expect(`${run.stdout}${run.stderr}`).toMatch(/server bind error: .*(EADDRINUSE|in use)/i);
+      expect(run.status).toBe(1);
+    } finally {
+      await new Promise((done) => taken.close(done));
     }
   });
 });
