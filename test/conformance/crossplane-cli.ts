@@ -3,14 +3,15 @@
 //   1. `crossplane render` (Development runtime, --crossplane-binary) on every example, against
 //      function-berth started here with --insecure, equals test/golden/crossplane-render-*.yaml,
 //      which `npm run render` is tested against byte for byte; workspaces also converged, with
-//      `-o` holding the previous reconcile's objects;
+//      `-o` holding the previous reconcile's objects; and the command examples/functions.yaml
+//      documents, run as written there, prints what `npm run -s render` prints;
 //   2. `crossplane resource validate` accepts every rendered object, against Berth's XRDs and
 //      the upstream CRDs pinned in test/upstream-crds.yaml;
 //   3. `crossplane xpkg build` builds both packages (no container engine needed), the Function
 //      package with the runtime image image/build.ts builds embedded in it.
 //     tsx test/conformance/crossplane-cli.ts [--update] [--json <file>]
 //   (--update rewrites the golden files; --json writes the pass and fail counts)
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
@@ -92,6 +93,52 @@ try {
   }
 } finally {
   await fn.stop();
+}
+
+// 1b. the command examples/functions.yaml documents, as it is written there -------------------
+// The function started as the comment says (npm start -- --insecure, on 9443, the port
+// examples/functions.yaml targets, unedited), then its `crossplane render` line with the
+// Crossplane CLI built here, plus --crossplane-binary (no Docker here): it must print what
+// `npm run -s render` prints for the same files.
+{
+  const comment = readFileSync("examples/functions.yaml", "utf8");
+  const documented = (prefix: string) => new RegExp(`^#\\s+(${prefix} .*)$`, "m").exec(comment)?.[1];
+  const start = documented("npm start");
+  const command = documented("crossplane render");
+  if (start === undefined || command === undefined) outcome(false, "examples/functions.yaml documents `npm start ...` and `crossplane render ...`");
+  else {
+    const server = spawn("sh", ["-c", start], { detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    let log = "";
+    server.stdout!.on("data", (d) => (log += d));
+    server.stderr!.on("data", (d) => (log += d));
+    try {
+      const listening = await new Promise<boolean>((resolve) => {
+        const done = (ok: boolean) => {
+          clearTimeout(timer);
+          clearInterval(check);
+          resolve(ok);
+        };
+        const timer = setTimeout(() => done(false), 30_000);
+        const check = setInterval(() => log.includes("listening") && done(true), 50);
+        server.once("exit", () => done(false));
+      });
+      if (!listening) outcome(false, `${start}: the function did not start listening`, log);
+      else {
+        const [, , ...args] = command.split(/\s+/);
+        const ours = run(["render", ...args, `--crossplane-binary=${core}`]);
+        const files = args.filter((a) => a.endsWith(".yaml"));
+        const required = args.flatMap((a, i) => (args[i - 1] === "--required-resources" ? ["--required", a] : []));
+        const npm = execFileSync("npm", ["run", "-s", "render", "--", files[0]!, ...required], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+        outcome(ours.ok && ours.out === npm, `examples/functions.yaml's command (${command}) prints what npm run -s render prints`, ours.ok ? "" : ours.out);
+      }
+    } finally {
+      if (server.pid !== undefined && server.exitCode === null) {
+        const exited = new Promise((resolve) => server.once("exit", resolve));
+        process.kill(-server.pid, "SIGTERM");
+        await exited;
+      }
+    }
+  }
 }
 
 // 2. resource validate ----------------------------------------------------------------------
