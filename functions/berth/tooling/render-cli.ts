@@ -10,14 +10,15 @@ import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs as parseFlags } from "node:util";
 import { parseAllDocuments } from "yaml";
-import { fatalMessages, type LocalRender, renderConverged, renderLocally } from "./local-render.js";
+import { Ready, type RunFunctionResponse } from "@crossplane-org/function-sdk-typescript";
+import { fatalMessages, type LocalRender, matches, renderConverged, renderLocally, type Selector } from "./local-render.js";
 import type { KubeObject } from "../model.js";
 import { renderOutput } from "./render-output.js";
-import { describeSelector, localStatusNote, notFoundNote, suggestRequired } from "./render-notes.js";
+
 
 const EXAMPLES = resolve(dirname(fileURLToPath(import.meta.url)), "../../../examples");
 
-export const USAGE = `Usage: npm run -s render -- <document.yaml> [flags]
+const USAGE = `Usage: npm run -s render -- <document.yaml> [flags]
 
 Renders a Berth document (DeveloperWorkspace, ExecutionWorkspace, WorkspaceProfile,
 ExecutionWorkspaceClass, WorkspaceCheckpoint) locally, with no cluster, and prints on stdout
@@ -91,6 +92,83 @@ function parseArgs(argv: string[]) {
   const observed = values.observed ?? [];
   if (values.converge && observed.length > 0) throw new UsageError("--converge and --observed do not go together: --converge computes what is observed");
   return { help: false as const, document: positionals[0]!, required: values.required ?? [], observed, results: values["include-function-results"] ?? false, converge: values.converge ?? false };
+}
+
+// What the render says on stderr beside the YAML on stdout: which --required files it lacks
+// (found among the examples), and that a local render's status is what a cluster shows before
+// the objects' controllers have made them Ready.
+
+/** The required resources the function asked for and the files answered with nothing. */
+function unansweredRequirements(render: LocalRender): Selector[] {
+  const wanted = render.response.requirements?.resources ?? {};
+  return Object.entries(wanted)
+    .filter(([key, selector]) => selector !== undefined && (render.request.requiredResources[key]?.items.length ?? 0) === 0)
+    .map(([, selector]) => selector as Selector);
+}
+
+function describeSelector(s: Selector): string {
+  const labels = s.matchLabels?.labels;
+  const what = labels !== undefined ? `labelled ${Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(",")}` : `"${s.matchName}"`;
+  return `${s.kind} ${what}${s.namespace ? ` in ${s.namespace}` : ""}`;
+}
+
+interface CandidateFile {
+  path: string;
+  objects: KubeObject[];
+}
+
+/**
+ * The files among `candidates` (the examples) that answer what a render requires and the files
+ * did not: added one round at a time, since a requirement answered can bring the next (a class
+ * names its profile, a profile its StorageClass). `missing` is what the first render lacked.
+ */
+export async function suggestRequired(
+  render: (cluster: KubeObject[]) => Promise<LocalRender>,
+  given: readonly KubeObject[],
+  candidates: readonly CandidateFile[],
+): Promise<{ missing: Selector[]; files: string[] }> {
+  const files: string[] = [];
+  let cluster = [...given];
+  let missing: Selector[] | undefined;
+  for (let round = 0; round < 5; round++) {
+    const lacking = unansweredRequirements(await render(cluster));
+    const answering = candidates.filter((c) => !files.includes(c.path) && c.objects.some((o) => lacking.some((s) => matches(o, s))));
+    missing ??= lacking.filter((s) => answering.some((c) => c.objects.some((o) => matches(o, s))));
+    if (answering.length === 0) break;
+    files.push(...answering.map((c) => c.path));
+    cluster = [...cluster, ...answering.flatMap((c) => c.objects)];
+  }
+  return { missing: missing ?? [], files };
+}
+
+type Status = { phase?: string; reason?: string; message?: string };
+
+function compositeStatus(response: RunFunctionResponse): Status {
+  return ((response.desired?.composite?.resource as { status?: Status } | undefined)?.status ?? {}) as Status;
+}
+
+/** The one line for a render whose required objects were not all given and no example holds them. */
+function notFoundNote(response: RunFunctionResponse): string | undefined {
+  const status = compositeStatus(response);
+  if (!status.reason?.endsWith("NotFound")) return undefined;
+  return `${status.message ?? status.reason}: give the file that holds it with --required <file> (npm run render -- --help)`;
+}
+
+/** Whether Crossplane would call the XR Ready: the function says so, or every composed object is. */
+function compositeReady(response: RunFunctionResponse): boolean {
+  const ready = response.desired?.composite?.ready ?? Ready.READY_UNSPECIFIED;
+  if (ready !== Ready.READY_UNSPECIFIED) return ready === Ready.READY_TRUE;
+  return Object.values(response.desired?.resources ?? {}).every((r) => r.ready === Ready.READY_TRUE);
+}
+
+/**
+ * The one line for a render that is not Ready: rendered with no cluster, nothing has made the
+ * composed objects Ready, so the status is what a cluster shows until something has.
+ */
+function localStatusNote(response: RunFunctionResponse): string | undefined {
+  if (compositeReady(response)) return undefined;
+  const phase = compositeStatus(response).phase;
+  return `rendered with no cluster, so no controller has made the objects Ready and the status is what a cluster shows before they are${phase ? ` (phase ${phase} until they are Ready on a cluster)` : ""}`;
 }
 
 function note(line: string) {
