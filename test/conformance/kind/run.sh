@@ -84,7 +84,7 @@ CROSSPLANE_CLI="$crossplane" BERTH_WORK="$work/packages" install/publish.sh loca
 #    runtimes would bring them. The cluster pulls the packages from the registry's address on
 #    kind's network (plain HTTP: go-containerregistry speaks it to RFC 1918 addresses).
 upstream_crds="$(npx tsx test/support/upstream-crds.ts)"
-k apply --server-side -f "$upstream_crds/agent-sandbox" -f "$upstream_crds/agent-substrate" -f "$upstream_crds/volume-snapshot"
+k apply --server-side -f "$upstream_crds/agent-sandbox-v1.0.1" -f "$upstream_crds/agent-substrate" -f "$upstream_crds/volume-snapshot"
 # The operators group is the one the suite's identities are in (admission/params.yaml's). kind's
 # admin need not be in it (kubeadm 1.29+ makes it kubeadm:cluster-admins, not system:masters).
 KUBECONFIG="$kubeconfig" BERTH_VERSION="$version" BERTH_MIRROR="$regip:5000/berth-dev" \
