@@ -168,7 +168,7 @@ function compositeReady(response: RunFunctionResponse): boolean {
 function localStatusNote(response: RunFunctionResponse): string | undefined {
   if (compositeReady(response)) return undefined;
   const phase = compositeStatus(response).phase;
-  return `rendered with no cluster, so no controller has made the objects Ready and the status is what a cluster shows before they are${phase ? ` (phase ${phase} until they are Ready on a cluster)` : ""}`;
+  return `no cluster, so no object is Ready: the status${phase ? ` (phase ${phase})` : ""} is what a cluster shows until they are`;
 }
 
 function note(line: string) {
