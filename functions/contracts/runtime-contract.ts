@@ -35,7 +35,6 @@ export const RUNTIME_TERMS: Record<keyof typeof RUNTIME_ENV, Term> = {
   workspaceID: { kinds: BOTH, when: "always", meaning: "the workspace's ID; its Namespace is `ws-<ID>`" },
   workspaceDir: { kinds: DW, when: "always", meaning: `the workspace volume, \`${RUNTIME_PATHS.workspace}\`; the checkout is in \`${RUNTIME_PATHS.checkout}\`, the runtime's working directory` },
   model: { kinds: DW, when: "`spec.model` is set", meaning: "the model's name, as the document gives it" },
-  task: { kinds: DW, when: "`spec.task` is set", meaning: "what the agent is asked to do: the prompt, as the document gives it (lines and tabs kept, at most 16,384 characters)" },
   verificationCommand: { kinds: DW, when: "`spec.verification` is set", meaning: "the verification command, a JSON array of its arguments, which the runtime runs when its work is done" },
   verificationResult: {
     kinds: DW,

@@ -10,7 +10,6 @@ export const RUNTIME_ENV = {
   workspaceID: "BERTH_WORKSPACE_ID",
   workspaceDir: "BERTH_WORKSPACE_DIR",
   model: "BERTH_MODEL",
-  task: "BERTH_TASK",
   verificationCommand: "BERTH_VERIFICATION_COMMAND",
   verificationResult: "BERTH_VERIFICATION_RESULT",
   idleTimeoutMinutes: "BERTH_IDLE_TIMEOUT_MINUTES",

@@ -59,7 +59,6 @@ function runtimeContainer(spec: DeveloperWorkspaceSpec, runtime: Runtime, p: Nam
     { name: "HOME", value: RUNTIME_PATHS.home },
   ];
   if (spec.model) env.push({ name: RUNTIME_ENV.model, value: spec.model.name });
-  if (spec.task !== undefined) env.push({ name: RUNTIME_ENV.task, value: spec.task });
   if (spec.verification) env.push({ name: RUNTIME_ENV.verificationCommand, value: JSON.stringify(spec.verification.command) });
   // Where the runtime writes the verification's result, which the collector exports.
   if (spec.verification && p.evidence) env.push({ name: RUNTIME_ENV.verificationResult, value: VERIFICATION_RESULT });
