@@ -19,30 +19,6 @@ export const RUNTIME_ENV = {
   runtimeLease: "BERTH_RUNTIME_LEASE",
 } as const;
 
-/** The paths the containers of a workspace find: its volume, the checkout in it, a writable home and /tmp. */
-export const RUNTIME_PATHS = {
-  workspace: "/workspace",
-  checkout: "/workspace/src",
-  /** Where the runtime writes the verification's result, when the workspace exports evidence. */
-  verificationResult: "/workspace/.berth/verification.json",
-  home: "/home/workspace",
-  tmp: "/tmp",
-  apiToken: "/var/run/secrets/kubernetes.io/serviceaccount",
-} as const;
-
-/**
- * The environment of a DeveloperWorkspace's checkout init container: what to fetch, where to put
- * it, and the git credential, which reaches no other container.
- */
-export const CHECKOUT_ENV = {
-  repository: "BERTH_SOURCE_REPOSITORY",
-  revision: "BERTH_SOURCE_REVISION",
-  checkoutDir: "BERTH_CHECKOUT_DIR",
-  gitToken: "GIT_TOKEN",
-  caFile: "SSL_CERT_FILE",
-  gitCaFile: "GIT_SSL_CAINFO",
-} as const;
-
 /** Every variable Berth sets in the runtime container. */
 export const RUNTIME_VARIABLES: readonly string[] = [...Object.values(RUNTIME_ENV), "HOME"];
 

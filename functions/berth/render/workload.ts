@@ -11,14 +11,13 @@ import { WORKSPACE_VOLUME, workspaceVolume } from "./storage.js";
 import { caFile, caMount, caVolume, COLLECTOR_VOLUME, collectorContainer, VERIFICATION_RESULT } from "./evidence.js";
 import { gatedServers, mcpServersEnv } from "./mcp-gate.js";
 import { kube } from "./objects.js";
-import { CHECKOUT_ENV, credentialVariable, RUNTIME_ENV, RUNTIME_PATHS } from "../../contracts/runtime-env.js";
+import { credentialVariable, RUNTIME_ENV } from "../../contracts/runtime-env.js";
 import { runtimeLeaseEnv } from "./runtime-lease.js";
 
 type Runtime = WorkspaceProfileSpec["runtimes"][number];
 type Credential = DeveloperWorkspaceSpec["credentials"][number];
 
-export const WORKSPACE_DIR = RUNTIME_PATHS.workspace;
-const CHECKOUT_DIR = RUNTIME_PATHS.checkout;
+export const WORKSPACE_DIR = "/workspace";
 
 function credentialEnv(c: Credential, name: string): IEnvVar {
   return { name, valueFrom: { secretKeyRef: { name: c.secretRef.name, key: c.secretRef.key } } };
@@ -37,11 +36,11 @@ function checkoutContainer(spec: DeveloperWorkspaceSpec, p: NamespaceProfile): I
     name: "checkout",
     image: p.profile.checkout.image,
     env: [
-      { name: CHECKOUT_ENV.repository, value: spec.source.repository },
-      { name: CHECKOUT_ENV.revision, value: spec.source.revision },
-      { name: CHECKOUT_ENV.checkoutDir, value: CHECKOUT_DIR },
-      ...(git ? [credentialEnv(git, CHECKOUT_ENV.gitToken)] : []),
-      ...(ca ? [{ name: CHECKOUT_ENV.caFile, value: caFile(ca) }, { name: CHECKOUT_ENV.gitCaFile, value: caFile(ca) }] : []),
+      { name: "BERTH_SOURCE_REPOSITORY", value: spec.source.repository },
+      { name: "BERTH_SOURCE_REVISION", value: spec.source.revision },
+      { name: "BERTH_CHECKOUT_DIR", value: `${WORKSPACE_DIR}/src` },
+      ...(git ? [credentialEnv(git, "GIT_TOKEN")] : []),
+      ...(ca ? [{ name: "SSL_CERT_FILE", value: caFile(ca) }, { name: "GIT_SSL_CAINFO", value: caFile(ca) }] : []),
     ],
     resources: { requests: p.resources, limits: p.resources },
     securityContext: hardenedContainerSecurityContext(),
@@ -56,7 +55,7 @@ function runtimeContainer(spec: DeveloperWorkspaceSpec, runtime: Runtime, p: Nam
   const env: IEnvVar[] = [
     { name: RUNTIME_ENV.workspaceID, value: spec.workspaceID },
     { name: RUNTIME_ENV.workspaceDir, value: WORKSPACE_DIR },
-    { name: "HOME", value: RUNTIME_PATHS.home },
+    { name: "HOME", value: "/home/workspace" },
   ];
   if (spec.model) env.push({ name: RUNTIME_ENV.model, value: spec.model.name });
   if (spec.verification) env.push({ name: RUNTIME_ENV.verificationCommand, value: JSON.stringify(spec.verification.command) });
@@ -75,7 +74,7 @@ function runtimeContainer(spec: DeveloperWorkspaceSpec, runtime: Runtime, p: Nam
     image: runtime.image,
     ...(runtime.command ? { command: runtime.command } : {}),
     ...(runtime.args ? { args: runtime.args } : {}),
-    workingDir: CHECKOUT_DIR,
+    workingDir: `${WORKSPACE_DIR}/src`,
     env,
     resources: { requests: p.resources, limits: p.resources },
     securityContext: hardenedContainerSecurityContext(),
