@@ -4,9 +4,6 @@
 // first), once with --insecure. What reaches the wire must equal the in-process
 // answer, field for field.
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
-import { connect as http2Connect } from "node:http2";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXECUTION_CASES } from "../execution-cases.js";
 import { CASES, expected } from "../cases.js";
@@ -19,6 +16,7 @@ import { connect, type FunctionProcess, type RunFunctionClient, startFunction } 
 import { SHIPPED_ENTRY, shippedNodeFlags } from "../../image/shipped.js";
 import { tempDirs } from "../support/temp.js";
 import { makeTestPKI } from "../support/tls.js";
+import { offeredWindows } from "../support/http2-windows.js";
 
 const tempDir = tempDirs();
 
@@ -110,30 +108,6 @@ describe("the response TTLs are the operator's to set (BERTH_TTL_PROVISIONING, B
     );
   });
 });
-
-/**
- * The flow-control windows a caller is offered on a fresh connection: the initial window of each
- * call (the server's SETTINGS) and of the whole connection (its WINDOW_UPDATE on stream 0), read
- * once a ping has made its round trip, so every frame the server sent first has arrived.
- */
-async function offeredWindows(address: string, tlsDir?: string): Promise<{ call: number | undefined; connection: number | undefined }> {
-  const session = tlsDir
-    ? http2Connect(`https://${address.replace("127.0.0.1", "localhost")}`, {
-        ca: readFileSync(join(tlsDir, "ca.crt")),
-        key: readFileSync(join(tlsDir, "tls.key")),
-        cert: readFileSync(join(tlsDir, "tls.crt")),
-      })
-    : http2Connect(`http://${address}`);
-  try {
-    await new Promise<void>((resolve, reject) => {
-      session.once("error", reject);
-      session.once("remoteSettings", () => session.ping((e) => (e ? reject(e) : resolve())));
-    });
-    return { call: session.remoteSettings.initialWindowSize, connection: session.state.remoteWindowSize };
-  } finally {
-    session.destroy();
-  }
-}
 
 describe("a slow link to Crossplane", () => {
   // Crossplane sends every call over one connection; at HTTP/2's default 64 KiB a 1 s round trip

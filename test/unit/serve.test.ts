@@ -5,7 +5,6 @@
 // with 64 KiB windows.
 import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
-import { connect as http2Connect } from "node:http2";
 import { type AddressInfo, createServer } from "node:net";
 import { join, resolve } from "node:path";
 import * as grpc from "@grpc/grpc-js";
@@ -13,6 +12,7 @@ import { describe, expect, it } from "vitest";
 import { CONNECTION_WINDOW_BYTES, DEFAULT_MAX_REQUEST_BYTES, MAX_REQUEST_ENV, maxRequestBytesFromEnvironment, STREAM_WINDOW_BYTES } from "../../functions/berth/serve.js";
 import { startFunction } from "../support/function-process.js";
 import { tempDirs } from "../support/temp.js";
+import { offeredWindows } from "../support/http2-windows.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const tempDir = tempDirs();
@@ -42,25 +42,6 @@ describe("maxRequestBytesFromEnvironment", () => {
 /** HTTP/2's own initial window (RFC 9113, 6.5.2 and 6.9.2): what a server that widens nothing offers. */
 const HTTP2_DEFAULT_WINDOW = 65_535;
 const FALLBACK_LOG = "cannot widen the HTTP/2 flow-control windows";
-
-/**
- * The windows a client of `address` (plain HTTP/2, as --insecure serves) is offered on a fresh
- * connection: each call's initial window (the server's SETTINGS) and the connection's (its
- * WINDOW_UPDATE on stream 0), read once a ping has made its round trip, so every frame the server
- * sent before it has arrived.
- */
-async function offeredWindows(address: string): Promise<{ call: number | undefined; connection: number | undefined }> {
-  const session = http2Connect(`http://${address}`);
-  try {
-    await new Promise<void>((done, fail) => {
-      session.once("error", fail);
-      session.once("remoteSettings", () => session.ping((e) => (e ? fail(e) : done())));
-    });
-    return { call: session.remoteSettings.initialWindowSize, connection: session.state.remoteWindowSize };
-  } finally {
-    session.destroy();
-  }
-}
 
 describe("the HTTP/2 windows serve.ts widens through grpc-js's private createHttp2Server", () => {
   // A private method can go in any release: grpc-js is pinned to the exact version it was read
