@@ -10,6 +10,7 @@ export const RUNTIME_ENV = {
   workspaceID: "BERTH_WORKSPACE_ID",
   workspaceDir: "BERTH_WORKSPACE_DIR",
   model: "BERTH_MODEL",
+  task: "BERTH_TASK",
   verificationCommand: "BERTH_VERIFICATION_COMMAND",
   verificationResult: "BERTH_VERIFICATION_RESULT",
   idleTimeoutMinutes: "BERTH_IDLE_TIMEOUT_MINUTES",
@@ -17,6 +18,30 @@ export const RUNTIME_ENV = {
   session: "BERTH_SESSION",
   onDetach: "BERTH_ON_DETACH",
   runtimeLease: "BERTH_RUNTIME_LEASE",
+} as const;
+
+/** The paths the containers of a workspace find: its volume, the checkout in it, a writable home and /tmp. */
+export const RUNTIME_PATHS = {
+  workspace: "/workspace",
+  checkout: "/workspace/src",
+  /** Where the runtime writes the verification's result, when the workspace exports evidence. */
+  verificationResult: "/workspace/.berth/verification.json",
+  home: "/home/workspace",
+  tmp: "/tmp",
+  apiToken: "/var/run/secrets/kubernetes.io/serviceaccount",
+} as const;
+
+/**
+ * The environment of a DeveloperWorkspace's checkout init container: what to fetch, where to put
+ * it, and the git credential, which reaches no other container.
+ */
+export const CHECKOUT_ENV = {
+  repository: "BERTH_SOURCE_REPOSITORY",
+  revision: "BERTH_SOURCE_REVISION",
+  checkoutDir: "BERTH_CHECKOUT_DIR",
+  gitToken: "GIT_TOKEN",
+  caFile: "SSL_CERT_FILE",
+  gitCaFile: "GIT_SSL_CAINFO",
 } as const;
 
 /** Every variable Berth sets in the runtime container. */

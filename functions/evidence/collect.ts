@@ -14,9 +14,10 @@ import { parseEnv, port } from "./env.js";
 import { rfc3339 } from "../contracts/evidence-result.js";
 import { readVerification } from "./verification.js";
 import { worktreePatch } from "./worktree-patch.js";
+import { RUNTIME_PATHS } from "../contracts/runtime-env.js";
 
 export const collectorSettingsSchema = z.object({
-  BERTH_CHECKOUT_DIR: z.string().startsWith("/", "must be an absolute path").default("/workspace/src"),
+  BERTH_CHECKOUT_DIR: z.string().startsWith("/", "must be an absolute path").default(RUNTIME_PATHS.checkout),
   BERTH_EVIDENCE_PORT: port.default(9090),
   BERTH_VERIFICATION_RESULT: z.string().startsWith("/", "must be an absolute path").default("/workspace/.berth/verification.json"),
   BERTH_BASELINE_DIR: z.string().startsWith("/", "must be an absolute path"),

@@ -377,3 +377,17 @@ describe("the workspace's budget", () => {
     }
   });
 });
+
+describe("the task: what the agent is asked to do", () => {
+  const task = "Fix the failing test in src/payments.ts.\n\tKeep the public API as it is.";
+  const runtimeEnv = (workspace: KubeObject) => allContainers(podSpec(renderObjects(workspace))).map((c) => [c.name, (c.env ?? []).filter((e) => e.name === "BERTH_TASK")] as const);
+
+  it("reaches the runtime, and only the runtime, as BERTH_TASK, lines and tabs kept", () => {
+    const withTask = edited(EXAMPLE_WORKSPACES.persistent, (w) => ((w.spec as Record<string, unknown>).task = task));
+    expect(runtimeEnv(withTask).filter(([, env]) => env.length > 0)).toEqual([["runtime", [{ name: "BERTH_TASK", value: task }]]]);
+  });
+
+  it("is not set when the document gives none", () => {
+    expect(runtimeEnv(EXAMPLE_WORKSPACES.persistent).filter(([, env]) => env.length > 0)).toEqual([]);
+  });
+});

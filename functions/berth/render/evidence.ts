@@ -11,6 +11,7 @@ import { COMPONENT_LABEL, WORKSPACE_OBJECT_NAME } from "./labels.js";
 import { hardenedContainerSecurityContext, hardenedPodSpec, SCRATCH_MOUNTS, SCRATCH_VOLUMES } from "./pod-security.js";
 import { WORKSPACE_VOLUME } from "./storage.js";
 import { kube } from "./objects.js";
+import { CHECKOUT_ENV, RUNTIME_PATHS } from "../../contracts/runtime-env.js";
 
 // The export of a finished DeveloperWorkspace's evidence, in two parts, because a NetworkPolicy
 // selects pods and a pod's containers share its network:
@@ -26,7 +27,7 @@ import { kube } from "./objects.js";
 export const EVIDENCE_EXPORT_NAME = "evidence-export";
 export const EVIDENCE_PORT = 9090;
 /** Where the runtime writes its verification result, which the collector exports. */
-export const VERIFICATION_RESULT = "/workspace/.berth/verification.json";
+export const VERIFICATION_RESULT = RUNTIME_PATHS.verificationResult;
 const CA_DIR = "/etc/berth/ca";
 /** The Job controller's label on a Job's pods (Kubernetes 1.27+). */
 export const JOB_NAME_LABEL = "batch.kubernetes.io/job-name";
@@ -68,7 +69,7 @@ export function collectorContainer(e: EvidenceExport): IContainer {
     args: ["collect"],
     restartPolicy: "Always",
     env: [
-      { name: "BERTH_CHECKOUT_DIR", value: "/workspace/src" },
+      { name: CHECKOUT_ENV.checkoutDir, value: RUNTIME_PATHS.checkout },
       { name: "BERTH_EVIDENCE_PORT", value: String(EVIDENCE_PORT) },
       { name: "BERTH_VERIFICATION_RESULT", value: VERIFICATION_RESULT },
       { name: "BERTH_BASELINE_DIR", value: COLLECTOR_DIR },
@@ -85,7 +86,7 @@ export function collectorContainer(e: EvidenceExport): IContainer {
     // Its own scratch, which the runtime does not mount: the copy of the checked-out commit the
     // patch is made against, kept there also for a restart.
     volumeMounts: [
-      { name: WORKSPACE_VOLUME, mountPath: "/workspace", readOnly: true },
+      { name: WORKSPACE_VOLUME, mountPath: RUNTIME_PATHS.workspace, readOnly: true },
       { name: COLLECTOR_VOLUME.name, mountPath: COLLECTOR_DIR },
     ],
   };

@@ -5,6 +5,7 @@ import type { IVolume } from "kubernetes-models/v1/Volume";
 import type { IVolumeMount } from "kubernetes-models/v1/VolumeMount";
 import type { NamespaceProfile } from "../workspace.js";
 import { WORKSPACE_OBJECT_NAME } from "./labels.js";
+import { RUNTIME_PATHS } from "../../contracts/runtime-env.js";
 
 /** Pod-level hardening every workspace pod gets, whatever runs in it. */
 export function hardenedPodSpec(
@@ -59,8 +60,8 @@ export const SCRATCH_VOLUMES: IVolume[] = [
   { name: "home", emptyDir: { sizeLimit: "1Gi" } },
 ];
 export const SCRATCH_MOUNTS: IVolumeMount[] = [
-  { name: "tmp", mountPath: "/tmp" },
-  { name: "home", mountPath: "/home/workspace" },
+  { name: "tmp", mountPath: RUNTIME_PATHS.tmp },
+  { name: "home", mountPath: RUNTIME_PATHS.home },
 ];
 
 export const API_TOKEN_VOLUME = "kube-api-access";
@@ -84,6 +85,6 @@ export function apiTokenVolume(): IVolume {
 
 export const API_TOKEN_MOUNT: IVolumeMount = {
   name: API_TOKEN_VOLUME,
-  mountPath: "/var/run/secrets/kubernetes.io/serviceaccount",
+  mountPath: RUNTIME_PATHS.apiToken,
   readOnly: true,
 };

@@ -6,6 +6,7 @@ import { WORKSPACE_OBJECT_NAME } from "./labels.js";
 import { API_TOKEN_MOUNT, apiTokenVolume, hardenedContainerSecurityContext, hardenedPodSpec, SCRATCH_MOUNTS, SCRATCH_VOLUMES } from "./pod-security.js";
 import { WORKSPACE_VOLUME, workspaceVolume } from "./storage.js";
 import { WORKSPACE_DIR } from "./workload.js";
+import { RUNTIME_PATHS } from "../../contracts/runtime-env.js";
 
 type Runtime = WorkspaceProfileSpec["runtimes"][number];
 
@@ -37,7 +38,7 @@ export function sandboxPodSpec(p: NamespaceProfile, s: Pick<SandboxSettings, "ru
         ...(s.runtime.command ? { command: s.runtime.command } : {}),
         ...(s.runtime.args ? { args: s.runtime.args } : {}),
         workingDir: WORKSPACE_DIR,
-        env: [...s.env, { name: "HOME", value: "/home/workspace" }],
+        env: [...s.env, { name: "HOME", value: RUNTIME_PATHS.home }],
         resources: { requests: p.resources, limits: p.resources },
         securityContext: hardenedContainerSecurityContext(),
         volumeMounts: [{ name: WORKSPACE_VOLUME, mountPath: WORKSPACE_DIR }, ...SCRATCH_MOUNTS, ...(withToken ? [API_TOKEN_MOUNT] : [])],

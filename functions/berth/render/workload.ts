@@ -11,13 +11,14 @@ import { WORKSPACE_VOLUME, workspaceVolume } from "./storage.js";
 import { caFile, caMount, caVolume, COLLECTOR_VOLUME, collectorContainer, VERIFICATION_RESULT } from "./evidence.js";
 import { gatedServers, mcpServersEnv } from "./mcp-gate.js";
 import { kube } from "./objects.js";
-import { credentialVariable, RUNTIME_ENV } from "../../contracts/runtime-env.js";
+import { CHECKOUT_ENV, credentialVariable, RUNTIME_ENV, RUNTIME_PATHS } from "../../contracts/runtime-env.js";
 import { runtimeLeaseEnv } from "./runtime-lease.js";
 
 type Runtime = WorkspaceProfileSpec["runtimes"][number];
 type Credential = DeveloperWorkspaceSpec["credentials"][number];
 
-export const WORKSPACE_DIR = "/workspace";
+export const WORKSPACE_DIR = RUNTIME_PATHS.workspace;
+const CHECKOUT_DIR = RUNTIME_PATHS.checkout;
 
 function credentialEnv(c: Credential, name: string): IEnvVar {
   return { name, valueFrom: { secretKeyRef: { name: c.secretRef.name, key: c.secretRef.key } } };
@@ -36,11 +37,11 @@ function checkoutContainer(spec: DeveloperWorkspaceSpec, p: NamespaceProfile): I
     name: "checkout",
     image: p.profile.checkout.image,
     env: [
-      { name: "BERTH_SOURCE_REPOSITORY", value: spec.source.repository },
-      { name: "BERTH_SOURCE_REVISION", value: spec.source.revision },
-      { name: "BERTH_CHECKOUT_DIR", value: `${WORKSPACE_DIR}/src` },
-      ...(git ? [credentialEnv(git, "GIT_TOKEN")] : []),
-      ...(ca ? [{ name: "SSL_CERT_FILE", value: caFile(ca) }, { name: "GIT_SSL_CAINFO", value: caFile(ca) }] : []),
+      { name: CHECKOUT_ENV.repository, value: spec.source.repository },
+      { name: CHECKOUT_ENV.revision, value: spec.source.revision },
+      { name: CHECKOUT_ENV.checkoutDir, value: CHECKOUT_DIR },
+      ...(git ? [credentialEnv(git, CHECKOUT_ENV.gitToken)] : []),
+      ...(ca ? [{ name: CHECKOUT_ENV.caFile, value: caFile(ca) }, { name: CHECKOUT_ENV.gitCaFile, value: caFile(ca) }] : []),
     ],
     resources: { requests: p.resources, limits: p.resources },
     securityContext: hardenedContainerSecurityContext(),
@@ -55,9 +56,10 @@ function runtimeContainer(spec: DeveloperWorkspaceSpec, runtime: Runtime, p: Nam
   const env: IEnvVar[] = [
     { name: RUNTIME_ENV.workspaceID, value: spec.workspaceID },
     { name: RUNTIME_ENV.workspaceDir, value: WORKSPACE_DIR },
-    { name: "HOME", value: "/home/workspace" },
+    { name: "HOME", value: RUNTIME_PATHS.home },
   ];
   if (spec.model) env.push({ name: RUNTIME_ENV.model, value: spec.model.name });
+  if (spec.task !== undefined) env.push({ name: RUNTIME_ENV.task, value: spec.task });
   if (spec.verification) env.push({ name: RUNTIME_ENV.verificationCommand, value: JSON.stringify(spec.verification.command) });
   // Where the runtime writes the verification's result, which the collector exports.
   if (spec.verification && p.evidence) env.push({ name: RUNTIME_ENV.verificationResult, value: VERIFICATION_RESULT });
@@ -74,7 +76,7 @@ function runtimeContainer(spec: DeveloperWorkspaceSpec, runtime: Runtime, p: Nam
     image: runtime.image,
     ...(runtime.command ? { command: runtime.command } : {}),
     ...(runtime.args ? { args: runtime.args } : {}),
-    workingDir: `${WORKSPACE_DIR}/src`,
+    workingDir: CHECKOUT_DIR,
     env,
     resources: { requests: p.resources, limits: p.resources },
     securityContext: hardenedContainerSecurityContext(),

@@ -23,6 +23,9 @@ const credentialSchema = z.strictObject({
 
 export const lifecycleProfile = z.enum(["persistent", "ephemeral", "review"]);
 
+/** A task is a prompt, not a document: 16 Ki characters, well inside a pod spec's bounds. */
+export const TASK_MAX_LENGTH = 16384;
+
 export const developerWorkspaceSpecSchema = z
   .strictObject({
     workspaceID: workspaceID.describe("Stable, immutable ID; the resource must be named <workspaceID>-xr."),
@@ -44,6 +47,14 @@ export const developerWorkspaceSpecSchema = z
     }),
     runtime: z.strictObject({ profile: dnsLabel(40).describe("Name of a runtime in the profile's spec.runtimes.") }),
     model: z.strictObject({ name: text(128).min(1) }).optional(),
+    task: z
+      .string()
+      .min(1)
+      .max(TASK_MAX_LENGTH)
+      // Lines and tabs, no other control character; \x escapes, since RE2 compiles it in the API server too.
+      .regex(/^[^\x00-\x08\x0b-\x1f\x7f]*$/, "must be text: lines and tabs, no other control characters")
+      .optional()
+      .describe(`What the agent is asked to do: a prompt of at most ${TASK_MAX_LENGTH} characters, given to the runtime as BERTH_TASK.`),
     storage: z.strictObject({
       mode: z.enum(["persistent", "ephemeral"]),
       size: positiveQuantity,

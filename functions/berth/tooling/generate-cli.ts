@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 // npm run generate: writes apis/<plural>/definition.yaml and the API reference docs/api.md from
-// the zod schemas, which are the single source of truth. Tests fail when the committed files
+// the zod schemas, which are the single source of truth, and docs/runtime-contract.md from
+// functions/contracts/runtime-contract.ts. Tests fail when the committed files
 // differ from this output.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { parseArgs } from "node:util";
 import { API_REFERENCE_PATH, apiReference } from "./api-reference.js";
+import { RUNTIME_CONTRACT_PATH, runtimeContractPage } from "./runtime-contract-page.js";
 import { COMPOSITE_KINDS, compositeResourceDefinition } from "./xrd.js";
 import { definitionYAML, definitionPath } from "./xrd-files.js";
 
@@ -18,7 +20,8 @@ function write(path: string, content: string) {
 const USAGE = `Usage: npm run generate [-- --help]
 
 Writes apis/<plural>/definition.yaml (the XRDs) and docs/api.md (the API reference) from the zod
-schemas in functions/berth/schema/. It takes no arguments; the unit tests fail when the committed
+schemas in functions/berth/schema/, and docs/runtime-contract.md from
+functions/contracts/runtime-contract.ts. It takes no arguments; the unit tests fail when the committed
 files differ from what it writes.
 
 Flags:
@@ -42,3 +45,4 @@ if (help) {
 
 for (const kind of COMPOSITE_KINDS) write(definitionPath(kind.plural), definitionYAML(compositeResourceDefinition(kind)));
 write(API_REFERENCE_PATH, apiReference(COMPOSITE_KINDS));
+write(RUNTIME_CONTRACT_PATH, runtimeContractPage());
