@@ -42,6 +42,14 @@ export interface Egress {
   ports: INetworkPolicyPort[];
   /** Set when only the MCP gate may use this opening. */
   gate?: GatedMcpServer;
+  /** The inference opening's model service, when its destination says where it answers. */
+  inference?: InferenceEndpoint;
+}
+
+/** Where the runtime finds the model: the URL it calls and the API spoken there. */
+export interface InferenceEndpoint {
+  url: string;
+  api: "openai";
 }
 
 /** A private CA a destination's TLS chains to, copied into the workspace as ConfigMap `configMap`. */

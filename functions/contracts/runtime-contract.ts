@@ -35,6 +35,17 @@ export const RUNTIME_TERMS: Record<keyof typeof RUNTIME_ENV, Term> = {
   workspaceID: { kinds: BOTH, when: "always", meaning: "the workspace's ID; its Namespace is `ws-<ID>`" },
   workspaceDir: { kinds: DW, when: "always", meaning: `the workspace volume, \`${RUNTIME_PATHS.workspace}\`; the checkout is in \`${RUNTIME_PATHS.checkout}\`, the runtime's working directory` },
   model: { kinds: DW, when: "`spec.model` is set", meaning: "the model's name, as the document gives it" },
+  inferenceUrl: {
+    kinds: BOTH,
+    when: "the inference capability is declared and its destination says where its model service answers (the destination's `inference`)",
+    meaning: "the model service's base URL, for example `http://llm-gateway.ai.svc:8080/v1`: the runtime's inference requests go there, and the egress rule opens nothing else for them",
+  },
+  inferenceApi: { kinds: BOTH, when: "with `BERTH_INFERENCE_URL`", meaning: "the API the model service speaks: `openai` (OpenAI's chat completions and responses, under the URL)" },
+  inferenceCredential: {
+    kinds: DW,
+    when: "a credential of purpose `inference` is declared",
+    meaning: "the name of the variable that holds the inference credential (the first declared), for example `BERTH_INFERENCE_GATEWAY_KEY`: the runtime sends it as the bearer token",
+  },
   task: { kinds: DW, when: "`spec.task` is set", meaning: "what the agent is asked to do: the prompt, as the document gives it (lines and tabs kept, at most 16,384 characters)" },
   verificationCommand: { kinds: DW, when: "`spec.verification` is set", meaning: "the verification command, a JSON array of its arguments, which the runtime runs when its work is done" },
   verificationResult: {

@@ -391,3 +391,64 @@ describe("the task: what the agent is asked to do", () => {
     expect(runtimeEnv(EXAMPLE_WORKSPACES.persistent).filter(([, env]) => env.length > 0)).toEqual([]);
   });
 });
+
+describe("inference the runtime can find: the model service's URL and API, from the reviewed destination", () => {
+  const inferenceEnv = (objects: Record<string, KubeObject>) =>
+    allContainers(podSpec(objects)).flatMap((c) => (c.env ?? []).filter((e) => e.name.startsWith("BERTH_INFERENCE_") && !e.valueFrom).map((e) => [c.name, e.name, e.value]));
+  const withGateway = (change: (d: Record<string, unknown>) => void) =>
+    edited(PROFILE, (p) => change((p.spec as { destinations: Record<string, unknown>[] }).destinations.find((x) => x.name === "model-gateway")!));
+
+  it("a Service destination: its <name>.<namespace>.svc and first port, given to the runtime alone, with the credential's variable", () => {
+    expect(inferenceEnv(renderObjects(EXAMPLE_WORKSPACES.persistent))).toEqual([
+      ["runtime", "BERTH_INFERENCE_URL", "http://gateway.ai-gateway.svc:80/v1"],
+      ["runtime", "BERTH_INFERENCE_API", "openai"],
+      ["runtime", "BERTH_INFERENCE_CREDENTIAL", "BERTH_INFERENCE_GATEWAY_KEY"],
+    ]);
+  });
+
+  it("an ExecutionWorkspace's runtime is told the same URL", () => {
+    const sandbox = ofKind(renderObjects(EW_SANDBOX, SANDBOX_REQUIRED), "Sandbox")[0]!;
+    const containers = (sandbox.spec as { podTemplate: { spec: IPodSpec } }).podTemplate.spec.containers;
+    const env = containers.flatMap((c) => (c.env ?? []).filter((e) => e.name.startsWith("BERTH_INFERENCE_")).map((e) => [c.name, e.name, e.value]));
+    expect(env).toEqual([
+      ["runtime", "BERTH_INFERENCE_URL", "http://gateway.ai-gateway.svc:80/v1"],
+      ["runtime", "BERTH_INFERENCE_API", "openai"],
+    ]);
+  });
+
+  it("the destination's hosts name it, over its scheme and path; one address of cidrs stands in for hosts", () => {
+    const named = withGateway((d) => {
+      delete d.service;
+      d.cidrs = ["10.40.30.0/24"];
+      d.ports = [{ port: 8443 }, { port: 443 }];
+      d.hosts = ["llm.internal.example.com"];
+      d.inference = { scheme: "https", path: "/openai/v1" };
+    });
+    expect(inferenceEnv(renderObjects(EXAMPLE_WORKSPACES.persistent, { ...ALL_REQUIRED, profile: [named] }))[0]).toEqual(["runtime", "BERTH_INFERENCE_URL", "https://llm.internal.example.com:8443/openai/v1"]);
+    const single = withGateway((d) => {
+      delete d.service;
+      d.cidrs = ["10.40.30.7/32"];
+      d.ports = [{ port: 8080 }];
+    });
+    expect(inferenceEnv(renderObjects(EXAMPLE_WORKSPACES.persistent, { ...ALL_REQUIRED, profile: [single] }))[0]).toEqual(["runtime", "BERTH_INFERENCE_URL", "http://10.40.30.7:8080/v1"]);
+  });
+
+  it("a destination that does not say where its model answers: egress, and no URL", () => {
+    const silent = withGateway((d) => delete d.inference);
+    const objects = renderObjects(EXAMPLE_WORKSPACES.persistent, { ...ALL_REQUIRED, profile: [silent] });
+    expect(inferenceEnv(objects)).toEqual([["runtime", "BERTH_INFERENCE_CREDENTIAL", "BERTH_INFERENCE_GATEWAY_KEY"]]);
+    expect(ofKind(objects, "NetworkPolicy").map((p) => p.metadata?.name)).toContain("egress-inference");
+  });
+
+  it("cidrs of more than one address and no hosts: refused, naming the field, nothing rendered", () => {
+    const wide = withGateway((d) => {
+      delete d.service;
+      d.cidrs = ["10.40.30.0/24"];
+      d.ports = [{ port: 8080 }];
+    });
+    const rsp = runFunction(request(EXAMPLE_WORKSPACES.persistent, { required: { ...ALL_REQUIRED, profile: [wide] } }));
+    expect(rsp.desired?.resources ?? {}).toEqual({});
+    const messages = [...(rsp.conditions ?? []), ...(rsp.results ?? [])].map((c) => c.message ?? "").join("\n");
+    expect(messages).toContain('spec.capabilities.inference.destination: reviewed destination "model-gateway" of WorkspaceProfile "standard" must list hosts or be one address');
+  });
+});

@@ -12,6 +12,7 @@ import { PROVISIONING, unready, withReadiness } from "../observe/readiness.js";
 import { describeRequirement, RequiredResources } from "../resolve/required.js";
 import { workspaceLabels, workspaceNamespace } from "../render/labels.js";
 import { MCP_GATE_NAME, mcpServersEnv } from "../render/mcp-gate.js";
+import { inferenceEnv } from "../render/inference.js";
 import { inCreationOrder, renderNamespaceProfile, workspaceNamespaceLookup } from "../render/namespace-profile.js";
 import { keepRunningTemplate } from "../render/running-template.js";
 import { renderRuntimeLease, runtimeLeaseEnv } from "../render/runtime-lease.js";
@@ -325,6 +326,7 @@ export const renderExecutionWorkspace: CompositeRenderer = (observed): Verdict =
     { name: RUNTIME_ENV.session, value: spec.sessionRef.name },
     { name: RUNTIME_ENV.idleTimeoutMinutes, value: String(cls.spec.lifecycle.idleTimeoutMinutes) },
     { name: RUNTIME_ENV.onDetach, value: g.onDetach },
+    ...inferenceEnv(namespaceProfile),
     ...mcpServersEnv(g.capabilities.mcp, namespaceProfile),
     ...runtimeLeaseEnv(namespaceProfile),
   ];

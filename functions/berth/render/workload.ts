@@ -13,6 +13,7 @@ import { gatedServers, mcpServersEnv } from "./mcp-gate.js";
 import { kube } from "./objects.js";
 import { CHECKOUT_ENV, credentialVariable, RUNTIME_ENV, RUNTIME_PATHS } from "../../contracts/runtime-env.js";
 import { runtimeLeaseEnv } from "./runtime-lease.js";
+import { inferenceEnv } from "./inference.js";
 
 type Runtime = WorkspaceProfileSpec["runtimes"][number];
 type Credential = DeveloperWorkspaceSpec["credentials"][number];
@@ -59,6 +60,7 @@ function runtimeContainer(spec: DeveloperWorkspaceSpec, runtime: Runtime, p: Nam
     { name: "HOME", value: RUNTIME_PATHS.home },
   ];
   if (spec.model) env.push({ name: RUNTIME_ENV.model, value: spec.model.name });
+  env.push(...inferenceEnv(p, spec.credentials));
   if (spec.task !== undefined) env.push({ name: RUNTIME_ENV.task, value: spec.task });
   if (spec.verification) env.push({ name: RUNTIME_ENV.verificationCommand, value: JSON.stringify(spec.verification.command) });
   // Where the runtime writes the verification's result, which the collector exports.

@@ -6,7 +6,7 @@ import { describeRequirement, type RequiredResources } from "./required.js";
 import { egressToCidrs, egressToPods } from "../render/network-policies.js";
 import type { Capabilities } from "../schema/capabilities.js";
 import type { Destination, WorkspaceProfileSpec } from "../schema/profile.js";
-import type { Egress } from "../workspace.js";
+import type { Egress, InferenceEndpoint } from "../workspace.js";
 
 /** A declared capability that needs egress, with the field that declared it. */
 export interface CapabilityRequest {
@@ -82,11 +82,17 @@ export function resolveEgress(
     }
     if (destination.cidrs !== undefined) {
       const opening = { name: request.name, destination: destination.name, ...egressToCidrs(destination.cidrs, destination.ports ?? []) };
+      const address = singleAddress(destination.cidrs);
+      if (request.name === "inference") {
+        const endpoint = inferenceEndpoint(request, destination, profile.name, destination.hosts?.[0] ?? address, destination.ports![0]!.port);
+        if (typeof endpoint === "object" && "type" in endpoint) problem ??= endpoint;
+        else egress.push({ ...opening, ...(endpoint ? { inference: endpoint } : {}) });
+        continue;
+      }
       if (request.gate === undefined) {
         egress.push(opening);
         continue;
       }
-      const address = singleAddress(destination.cidrs);
       if (address === undefined) {
         problem ??= {
           type: "invalid",
@@ -126,11 +132,18 @@ export function resolveEgress(
       protocol: (p.protocol ?? "TCP") as INetworkPolicyPort["protocol"],
     }));
     const opening = { name: request.name, destination: destination.name, ...egressToPods(ref.namespace, spec.selector, ports) };
+    const servicePort = spec.ports?.[0]?.port;
+    if (request.name === "inference" && destination.inference !== undefined) {
+      const endpoint = servicePort === undefined ? undefined : inferenceEndpoint(request, destination, profile.name, destination.hosts?.[0] ?? `${ref.name}.${ref.namespace}.svc`, servicePort);
+      if (endpoint === undefined) problem ??= { type: "invalid", message: `reviewed destination "${destination.name}" of WorkspaceProfile "${profile.name}": ${describeRequirement(requirement)} has no port for the runtime to call its model service on` };
+      else if ("type" in endpoint) problem ??= endpoint;
+      else egress.push({ ...opening, inference: endpoint });
+      continue;
+    }
     if (request.gate === undefined) {
       egress.push(opening);
       continue;
     }
-    const servicePort = spec.ports?.[0]?.port;
     if (servicePort === undefined) {
       problem ??= { type: "invalid", message: `reviewed destination "${destination.name}" of WorkspaceProfile "${profile.name}": ${describeRequirement(requirement)} has no port for the MCP gate to reach` };
       continue;
@@ -195,6 +208,22 @@ function singleAddress(cidrs: readonly string[]): string | undefined {
   const single = address!.includes(":") ? "128" : "32";
   if (bits !== undefined && bits !== single) return undefined;
   return address!.includes(":") ? `[${address}]` : address;
+}
+
+/**
+ * The model service behind the inference destination, as the runtime calls it; undefined when
+ * the destination does not say where it answers (the runtime then has egress to it, and no URL).
+ */
+function inferenceEndpoint(request: CapabilityRequest, destination: Destination, profile: string, host: string | undefined, port: number): InferenceEndpoint | Problem | undefined {
+  if (destination.inference === undefined) return undefined;
+  if (host === undefined) {
+    return {
+      type: "invalid",
+      message: `${request.field}.destination: reviewed destination "${destination.name}" of WorkspaceProfile "${profile}" must list hosts or be one address (a /32 or /128 cidr) for the runtime to be told where its model service answers`,
+    };
+  }
+  const { api, scheme, path } = destination.inference;
+  return { url: `${scheme}://${host}:${port}${path}`, api };
 }
 
 /** The MCP endpoint behind a reviewed destination, as the gate dials it. */

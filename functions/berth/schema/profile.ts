@@ -43,6 +43,20 @@ export const destinationSchema = z
       .describe(
         "Where the MCP server behind this destination answers (Streamable HTTP), for the MCP gate that enforces declared tools: the Service's first port, or the one address and first port of cidrs. Defaults to http and /mcp.",
       ),
+    inference: z
+      .strictObject({
+        api: z.enum(["openai"]).default("openai").describe("The API the model service speaks: `openai`, OpenAI's (chat completions and responses)."),
+        scheme: z.enum(["http", "https"]).default("http"),
+        path: z
+          .string()
+          .max(256)
+          .regex(/^\/[A-Za-z0-9._~\/-]*$/, "must be an absolute URL path")
+          .default("/v1"),
+      })
+      .optional()
+      .describe(
+        "Where the model service behind this destination answers, for a workspace whose inference capability names it: the runtime is given the URL as BERTH_INFERENCE_URL and the API as BERTH_INFERENCE_API. The host is the first of hosts, else the Service's <name>.<namespace>.svc, else the one address of cidrs; the port is the Service's first port or the first of ports. Defaults to openai, http and /v1.",
+      ),
     caBundle: z
       .strictObject({
         namespace: dnsLabel(63),
