@@ -4,10 +4,12 @@
 // (read from it, so the two cannot drift). Every byte follows from those inputs: built twice, it
 // has the same digest.
 //
-//   npm run image [-- --tag <ref>] [--version <release>] [--out <file>] [--json <file>] [--skip-bundle] [--gate | --evidence]
+//   npm run image [-- --tag <ref>] [--version <release>] [--out <file>] [--json <file>] [--skip-bundle] [--gate | --evidence | --runtime opencode|codex]
 //
 // --gate builds the MCP gate's image the same way, from package/mcp-gate/Dockerfile and its
 // bundle (npm run bundle:gate): the same pinned Node.js and libraries, another bundle.
+// --runtime builds a reference runtime's image: the evidence image's layers, the agent's binaries
+// from its npm package (sources.yaml runtimes), and functions/runtimes/<agent>/main.ts, bundled.
 // --evidence builds the evidence program's image (the collector and the export) likewise, from
 // package/evidence/Dockerfile and npm run bundle:evidence, with Debian's git besides (sources.yaml
 // evidence.debian) in a layer of its own: the other layers are the function image's.
@@ -26,6 +28,11 @@ import { accountFiles, buildImage, type BuiltImage, type ImageSpec, type Layer }
 import { debDataTar, type PackageEntry, tarEntries } from "./archives.js";
 import { fetchPinned } from "./pinned.js";
 import { SHIPPED_ENTRY, type ShippedRuntime, shippedRuntime } from "./shipped.js";
+import { RUNTIME_PATHS } from "../functions/contracts/runtime-env.js";
+
+/** The reference runtimes Berth ships an image for. */
+export const RUNTIME_AGENTS = ["opencode", "codex"] as const;
+export type RuntimeAgent = (typeof RUNTIME_AGENTS)[number];
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 export const SOURCES_FILE = join(REPO, "image/sources.yaml");
@@ -34,11 +41,15 @@ const DEFAULT_CACHE = join(REPO, ".cache/image");
 const absolutePath = z.string().regex(/^\/[^\0]*[^/]$/, "an absolute path without a trailing /");
 const pin = { version: z.string().min(1), url: z.url({ protocol: /^https$/ }), sha256: z.string().regex(/^[0-9a-f]{64}$/, "a sha256 in lowercase hex") };
 const debianPackages = z.array(z.strictObject({ package: z.string().min(1), ...pin, files: z.array(absolutePath).min(1) })).min(1);
+/** An agent's npm package, pinned, and where each file taken from it goes in the image. */
+const agentSource = z.strictObject({ package: z.string().min(1), ...pin, files: z.record(z.string().min(1), absolutePath) });
 const sourcesSchema = z.strictObject({
   node: z.strictObject({ package: z.string().min(1), ...pin, files: z.record(z.string().min(1), absolutePath) }),
   debian: debianPackages,
   /** What only the evidence image takes: git and the libraries it links beyond libc. */
   evidence: z.strictObject({ debian: debianPackages }),
+  /** The reference runtimes' agents, each an npm package of its Linux binary, and the files taken from it. */
+  runtimes: z.strictObject({ opencode: agentSource, codex: agentSource } satisfies Record<RuntimeAgent, typeof agentSource>),
 });
 export type ImageSources = z.infer<typeof sourcesSchema>;
 type DebianPackage = ImageSources["debian"][number];
@@ -86,27 +97,9 @@ export function functionImageSpec(name: string, inputs: ImageInputs, version: st
   if (!inputs.node.some((e) => e.path === node)) throw new Error(`image/sources.yaml: node.files puts no file at ${node}, which package/Dockerfile's ENTRYPOINT runs`);
   const [user, group] = runtime.user.split(":").map(Number);
   if (user !== NONROOT || group !== NONROOT) throw new Error(`package/Dockerfile runs as ${runtime.user}; the image is built for ${NONROOT}:${NONROOT}`);
-  const libraries = layerOf(inputs.debian);
   return {
     name,
-    layers: [
-      {
-        symlinks: libraries.symlinks,
-        files: [...libraries.files!, ...accountFiles([{ name: "nonroot", uid: NONROOT, gid: NONROOT, home: "/home/nonroot" }])],
-        dirs: [
-          { path: "/home/nonroot", mode: 0o700, uid: NONROOT, gid: NONROOT },
-          { path: "/tmp", mode: 0o1777 },
-          // Mount points a container runtime fills. Node.js sizes its heap from /proc: run without
-          // it (a bare chroot), the function's peak RSS grows by about a third.
-          { path: "/proc" },
-          { path: "/sys" },
-          { path: "/dev" },
-        ],
-      },
-      ...(inputs.ownPackages.length > 0 ? [layerOf(inputs.ownPackages)] : []),
-      layerOf(inputs.node),
-      { files: [{ path: `${runtime.workdir}/${script}`, content: inputs.bundle }] },
-    ],
+    layers: [...baseLayers(inputs), { files: [{ path: `${runtime.workdir}/${script}`, content: inputs.bundle }] }],
     config: {
       User: runtime.user,
       WorkingDir: runtime.workdir,
@@ -116,6 +109,32 @@ export function functionImageSpec(name: string, inputs: ImageInputs, version: st
       Labels: { "org.opencontainers.image.version": version },
     },
   };
+}
+
+/**
+ * What every image of Berth's starts from, least often changed first: the libraries with the
+ * nonroot account, an image's own Debian packages (if any), Node.js. The layers a node already
+ * holds for one image it then holds for all.
+ */
+function baseLayers(inputs: ImageInputs): Layer[] {
+  const libraries = layerOf(inputs.debian);
+  return [
+    {
+      symlinks: libraries.symlinks,
+      files: [...libraries.files!, ...accountFiles([{ name: "nonroot", uid: NONROOT, gid: NONROOT, home: "/home/nonroot" }])],
+      dirs: [
+        { path: "/home/nonroot", mode: 0o700, uid: NONROOT, gid: NONROOT },
+        { path: "/tmp", mode: 0o1777 },
+        // Mount points a container runtime fills. Node.js sizes its heap from /proc: run without
+        // it (a bare chroot), the function's peak RSS grows by about a third.
+        { path: "/proc" },
+        { path: "/sys" },
+        { path: "/dev" },
+      ],
+    },
+    ...(inputs.ownPackages.length > 0 ? [layerOf(inputs.ownPackages)] : []),
+    layerOf(inputs.node),
+  ];
 }
 
 /** Which section of image/sources.yaml lists the Debian packages only this image takes. */
@@ -197,6 +216,51 @@ export function defaultEvidenceImageName(version = packageVersion()): string {
   return `berth.local/evidence:v${version}`;
 }
 
+/**
+ * A reference runtime's image (npm run image -- --runtime opencode|codex): the evidence image's
+ * libraries, git and Node.js (agents read the checkout's history with git), the agent's own
+ * binaries from its npm package in a layer of their own, and the runtime's entrypoint
+ * (functions/runtimes/<agent>/main.ts, bundled) that maps the runtime contract to the agent.
+ * No shell and no toolchain: an operator whose repositories need one builds on this image.
+ */
+export async function buildRuntimeImage(options: { agent: RuntimeAgent; name: string; version?: string; cacheDir?: string; bundlePath?: string }): Promise<BuiltImage> {
+  const bundlePath = options.bundlePath ?? runtimeBundle(options.agent).bundlePath;
+  if (!existsSync(bundlePath)) throw new Error(`${bundlePath} does not exist: run npm run ${runtimeBundle(options.agent).bundleScript} first`);
+  const sources = imageSources();
+  const cache = options.cacheDir ?? DEFAULT_CACHE;
+  // The entrypoint's runtime settings are Berth's, not a Dockerfile's: nothing else builds this image.
+  const runtime: ShippedRuntime = { entrypoint: [], workdir: RUNTIME_APP_DIR, port: 0, user: `${NONROOT}:${NONROOT}` };
+  const inputs = await fetchImageInputs({ sources, cacheDir: cache, bundle: readFileSync(bundlePath), runtime, ownPackages: "evidence" });
+  const agent = sources.runtimes[options.agent];
+  const { path } = await fetchPinned({ url: agent.url, sha256: agent.sha256, path: join(cache, "downloads", agent.url.split("/").pop()!), describe: `${agent.package} ${agent.version} (image/sources.yaml)` });
+  const what = `${agent.package} ${agent.version} (${path})`;
+  const entries = await tarEntries(gunzipSync(readFileSync(path)), Object.keys(agent.files).map((p) => `/${p}`), what);
+  const agentFiles = Object.entries(agent.files).map(([from, to]) => ({ ...entries.get(`/${from}`)!, path: to }));
+  const script = `${RUNTIME_APP_DIR}/runtime-${options.agent}.mjs`;
+  return buildImage({
+    name: options.name,
+    layers: [...baseLayers(inputs), layerOf(agentFiles), { files: [{ path: script, content: inputs.bundle }] }],
+    config: {
+      User: runtime.user,
+      WorkingDir: RUNTIME_PATHS.checkout,
+      Entrypoint: [inputs.node.find((e) => e.path.endsWith("/bin/node"))!.path, script],
+      Env: [`HOME=${RUNTIME_PATHS.home}`, "PATH=/usr/bin:/bin"],
+      Labels: { "org.opencontainers.image.version": options.version ?? packageVersion(), "dev.berth.runtime.agent": `${agent.package}@${agent.version}` },
+    },
+  });
+}
+
+/** Where a runtime image keeps its entrypoint's bundle. */
+const RUNTIME_APP_DIR = "/opt/berth";
+
+export function runtimeBundle(agent: RuntimeAgent): { bundlePath: string; bundleScript: string } {
+  return { bundlePath: join(REPO, `dist/runtime-${agent}.mjs`), bundleScript: `bundle:runtime-${agent}` };
+}
+
+export function defaultRuntimeImageName(agent: RuntimeAgent, version = packageVersion()): string {
+  return `berth.local/runtime-${agent}:v${version}`;
+}
+
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const { values: opts } = parseArgs({
     options: {
@@ -207,22 +271,37 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
       "skip-bundle": { type: "boolean", default: false },
       gate: { type: "boolean", default: false },
       evidence: { type: "boolean", default: false },
+      runtime: { type: "string" },
     },
     allowPositionals: false,
   });
   const { gate, evidence } = opts;
-  if (gate && evidence) {
-    console.error("--gate and --evidence build different images: choose one");
+  const agent = opts.runtime;
+  if ([gate, evidence, agent !== undefined].filter(Boolean).length > 1) {
+    console.error("--gate, --evidence and --runtime build different images: choose one");
     process.exit(2);
   }
+  if (agent !== undefined && !(RUNTIME_AGENTS as readonly string[]).includes(agent)) {
+    console.error(`--runtime ${agent}: Berth ships runtime images for ${RUNTIME_AGENTS.join(" and ")}`);
+    process.exit(2);
+  }
+  const runtimeAgent = agent as RuntimeAgent | undefined;
+  const bundleScript = runtimeAgent ? runtimeBundle(runtimeAgent).bundleScript : gate ? GATE.bundleScript : evidence ? EVIDENCE.bundleScript : "bundle";
   if (!opts["skip-bundle"]) {
-    const b = spawnSync("npm", ["run", "-s", gate ? GATE.bundleScript : evidence ? EVIDENCE.bundleScript : "bundle"], { cwd: REPO, stdio: "inherit" });
+    const b = spawnSync("npm", ["run", "-s", bundleScript], { cwd: REPO, stdio: "inherit" });
     if (b.status !== 0) process.exit(1);
   }
   const version = (opts.version ?? packageVersion()).replace(/^v/, "");
-  const name = opts.tag ?? (gate ? defaultGateImageName(version) : evidence ? defaultEvidenceImageName(version) : defaultImageName(version));
-  const out = resolve(opts.out ?? join(DEFAULT_CACHE, gate ? "mcp-gate.oci.tar" : evidence ? "evidence.oci.tar" : "function-berth.oci.tar"));
-  const image = await (gate ? buildGateImage({ name, version }) : evidence ? buildEvidenceImage({ name, version }) : buildFunctionImage({ name, version }));
+  const name =
+    opts.tag ?? (runtimeAgent ? defaultRuntimeImageName(runtimeAgent, version) : gate ? defaultGateImageName(version) : evidence ? defaultEvidenceImageName(version) : defaultImageName(version));
+  const out = resolve(opts.out ?? join(DEFAULT_CACHE, runtimeAgent ? `runtime-${runtimeAgent}.oci.tar` : gate ? "mcp-gate.oci.tar" : evidence ? "evidence.oci.tar" : "function-berth.oci.tar"));
+  const image = await (runtimeAgent
+    ? buildRuntimeImage({ agent: runtimeAgent, name, version })
+    : gate
+      ? buildGateImage({ name, version })
+      : evidence
+        ? buildEvidenceImage({ name, version })
+        : buildFunctionImage({ name, version }));
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, image.archive);
   const figures = {
