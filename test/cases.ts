@@ -126,7 +126,7 @@ export function expected(c: Case): unknown {
 }
 
 // The example profile's fingerprint; it changes only when the profile's spec does.
-const PROFILE_HASH = "sha256:9c57a4e2af17240e";
+const PROFILE_HASH = "sha256:4590ec6027e100ff";
 
 const OWNED = { namespace: OBSERVED_NAMESPACE, volume: OBSERVED_VOLUME };
 
@@ -158,7 +158,7 @@ const STARTED_JOB: KubeObject = {
   ...(parse(readFileSync(goldenPath("ephemeral"), "utf8")).desired.resources.workload.resource as KubeObject),
   status: { active: 1, ready: 1 },
 };
-const PROFILE_WITH_NEW_IMAGE = edited(PROFILE, (p: any) => (p.spec.runtimes.find((r: any) => r.name === "codex").image = "registry.example.com/berth/codex:1.0.0"));
+const PROFILE_WITH_NEW_IMAGE = edited(PROFILE, (p: any) => (p.spec.runtimes.find((r: any) => r.name === "codex").image = "registry.example.com/berth/runtime-codex:0.2.0"));
 
 /** What a workspace says while Crossplane has not yet fetched its profile. */
 const WAITING_FOR_PROFILE = {
