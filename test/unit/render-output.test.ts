@@ -43,6 +43,29 @@ describe("Go's YAML, as sigs.k8s.io/yaml writes it", () => {
     );
   });
 
+  // Each expected text is what sigs.k8s.io/yaml v1.6.0 (go.yaml.in/yaml/v2 v2.4.4, what the
+  // Crossplane CLI 2.5.0 links) wrote for {k: {v: s}, z: [s]}, recorded from a Go program.
+  it.each([
+    ["a\nb\n", "k:\n  v: |\n    a\n    b\nz:\n- |\n  a\n  b\n"],
+    ["a\nb", "k:\n  v: |-\n    a\n    b\nz:\n- |-\n  a\n  b\n"],
+    ["a\n\nb\n", "k:\n  v: |\n    a\n\n    b\nz:\n- |\n  a\n\n  b\n"],
+    ["a\nb\n\n", "k:\n  v: |+\n    a\n    b\n\nz:\n- |+\n  a\n  b\n\n"],
+    ["\na\n", "k:\n  v: |2\n\n    a\nz:\n- |2\n\n  a\n"],
+    [" a\nb\n", "k:\n  v: |2\n     a\n    b\nz:\n- |2\n   a\n  b\n"],
+    ["a \nb\n", "k:\n  v: \"a \\nb\\n\"\nz:\n- \"a \\nb\\n\"\n"],
+    ["a\n b\n", "k:\n  v: |\n    a\n     b\nz:\n- |\n  a\n   b\n"],
+    ["tab\there\nx\n", "k:\n  v: \"tab\\there\\nx\\n\"\nz:\n- \"tab\\there\\nx\\n\"\n"],
+    ["tab\tonly", "k:\n  v: \"tab\\tonly\"\nz:\n- \"tab\\tonly\"\n"],
+    ["cr\r\nx\n", "k:\n  v: \"cr\\r\\nx\\n\"\nz:\n- \"cr\\r\\nx\\n\"\n"],
+    ["x\n", "k:\n  v: |\n    x\nz:\n- |\n  x\n"],
+    ["line1\nkey: v\n", "k:\n  v: |\n    line1\n    key: v\nz:\n- |\n  line1\n  key: v\n"],
+    ["\u00e9\n\u00fc\n", "k:\n  v: |\n    \u00e9\n    \u00fc\nz:\n- |\n  \u00e9\n  \u00fc\n"],
+    ["- a\n- b\n", "k:\n  v: |\n    - a\n    - b\nz:\n- |\n  - a\n  - b\n"],
+    ["Fix it.\n\tKeep the API.\n", "k:\n  v: \"Fix it.\\n\\tKeep the API.\\n\"\nz:\n- \"Fix it.\\n\\tKeep the API.\\n\"\n"],
+  ])("writes %j as a literal block where go-yaml can, double-quoted where it cannot", (s, expected) => {
+    expect(goYAML({ k: { v: s }, z: [s] })).toBe(expected);
+  });
+
   it("writes lists at their key's indentation, and empty collections inline", () => {
     expect(goYAML({ a: [{ b: 1, c: [] }, "x"], d: {} })).toBe("a:\n- b: 1\n  c: []\n- x\nd: {}\n");
   });

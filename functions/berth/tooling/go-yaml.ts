@@ -46,7 +46,9 @@ const NOT_A_STRING = [
   /^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:(?:[Tt]|[ \t]+)[0-9]{1,2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9]{1,2}(?::[0-9]{2})?))?)?$/,
 ];
 
-const SPECIAL = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufeff]/;
+// What go-yaml v2 counts as unprintable: every control character but the line feed (a tab and a
+// carriage return included), and the byte-order mark. Such a string is always double-quoted.
+const SPECIAL = /[\x00-\x09\x0b-\x1f\x7f-\x9f\ufeff]/;
 
 /** Whether go-yaml's emitter may write the string unquoted in block context. */
 function plainAllowed(s: string): boolean {
@@ -85,11 +87,27 @@ function doubleQuoted(s: string): string {
   return JSON.stringify(s).replace(/[\u007f-\u009f\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
+/**
+ * A string of several lines as go-yaml writes it: a literal block, unless a line ends in a space
+ * or the string does (which a block could not keep). The header says how to read it back: an
+ * indentation hint when the first line begins with a space or is empty, `-` without a final line
+ * break, `+` with more than one. Its lines sit at `indent`, empty ones without indentation; the
+ * final line break is the one that ends the line the block is on.
+ */
+function literal(s: string, indent: number): string | undefined {
+  if (/ \n| $/.test(s)) return undefined;
+  const hint = s.startsWith(" ") || s.startsWith("\n") ? "2" : "";
+  const chomp = !s.endsWith("\n") ? "-" : s === "\n" || s.endsWith("\n\n") ? "+" : "";
+  const lines = (s.endsWith("\n") ? s.slice(0, -1) : s).split("\n");
+  return `|${hint}${chomp}\n${lines.map((l) => (l === "" ? "" : `${" ".repeat(indent)}${l}`)).join("\n")}`;
+}
+
 function scalar(value: unknown, column: number, indent: number): string {
   if (value === null || value === undefined) return "null";
   if (typeof value === "boolean" || typeof value === "number") return String(value);
   const s = String(value);
-  if (NOT_A_STRING.some((re) => re.test(s)) || SPECIAL.test(s) || s.includes("\n")) return doubleQuoted(s);
+  if (NOT_A_STRING.some((re) => re.test(s)) || SPECIAL.test(s)) return doubleQuoted(s);
+  if (s.includes("\n")) return literal(s, indent) ?? doubleQuoted(s);
   if (plainAllowed(s)) return folded(s, column, indent);
   return folded(s.replace(/'/g, "''"), column, indent, "'", "'");
 }
