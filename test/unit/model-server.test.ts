@@ -390,6 +390,17 @@ describe("Responses API", () => {
     });
   });
 
+  it("names a call's namespace, as Codex needs for an MCP server's tools", async () => {
+    await withServer(
+      () => ({ toolCalls: [{ namespace: "mcp__docs", name: "echo", arguments: { message: "hi" } }] }),
+      async (server) => {
+        const res = await post(RESPONSES(server), { ...codexRequest, stream: false });
+        const body = z.looseObject({ output: z.array(z.unknown()) }).parse(await res.json());
+        expect(body.output).toEqual([{ type: "function_call", id: "fc_1_0", call_id: "call_1_0", name: "echo", namespace: "mcp__docs", arguments: '{"message":"hi"}', status: "completed" }]);
+      },
+    );
+  });
+
   it("answers a whole response object when not streaming", async () => {
     await withServer(
       () => ({ toolCalls: [{ name: "shell", arguments: { command: ["ls"] } }] }),
