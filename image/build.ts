@@ -8,8 +8,9 @@
 //
 // --gate builds the MCP gate's image the same way, from package/mcp-gate/Dockerfile and its
 // bundle (npm run bundle:gate): the same pinned Node.js and libraries, another bundle.
-// --runtime builds a reference runtime's image: the evidence image's layers, the agent's binaries
-// from its npm package (sources.yaml runtimes), and functions/runtimes/<agent>/main.ts, bundled.
+// --runtime builds a reference runtime's image: the evidence image's layers, a shell (sources.yaml
+// shell.debian) in a layer after git's, the agent's binaries from its npm package (sources.yaml
+// runtimes), and functions/runtimes/<agent>/main.ts, bundled.
 // --evidence builds the evidence program's image (the collector and the export) likewise, from
 // package/evidence/Dockerfile and npm run bundle:evidence, with Debian's git besides (sources.yaml
 // evidence.debian) in a layer of its own: the other layers are the function image's.
@@ -48,6 +49,8 @@ const sourcesSchema = z.strictObject({
   debian: debianPackages,
   /** What only the evidence image takes: git and the libraries it links beyond libc. */
   evidence: z.strictObject({ debian: debianPackages }),
+  /** What only the runtime images take besides git: bash, /bin/sh, coreutils and the like, and the libraries they link. */
+  shell: z.strictObject({ debian: debianPackages }),
   /** The reference runtimes' agents, each an npm package of its Linux binary, and the files taken from it. */
   runtimes: z.strictObject({ opencode: agentSource, codex: agentSource } satisfies Record<RuntimeAgent, typeof agentSource>),
 });
@@ -70,8 +73,12 @@ const NONROOT = 65532;
 export interface ImageInputs {
   /** Files from the Debian packages, at their paths in the packages. */
   debian: PackageEntry[];
-  /** Files from the Debian packages only this image takes (the evidence image's git); none for the others. */
-  ownPackages: PackageEntry[];
+  /**
+   * Files from the Debian packages only this image takes, one list per section of sources.yaml
+   * and each a layer (the evidence image's git; the runtime images' git, then their shell); none
+   * for the others.
+   */
+  ownPackages: PackageEntry[][];
   /** Files from the Node.js package, already at their image paths. */
   node: PackageEntry[];
   bundle: Buffer;
@@ -86,8 +93,8 @@ const layerOf = (entries: PackageEntry[]): Layer => ({
 /**
  * The image, from its inputs: three layers ordered from least to most often changed (the
  * libraries, Node.js, the bundle), so that a release changes only the last. An image's own
- * packages are a fourth, after the libraries: the layers around it stay the function image's,
- * which a node that runs both then holds once.
+ * packages come after the libraries, a layer per section: the layers around them stay the
+ * function image's, which a node that runs both then holds once.
  */
 export function functionImageSpec(name: string, inputs: ImageInputs, version: string): ImageSpec {
   const { runtime } = inputs;
@@ -113,8 +120,8 @@ export function functionImageSpec(name: string, inputs: ImageInputs, version: st
 
 /**
  * What every image of Berth's starts from, least often changed first: the libraries with the
- * nonroot account, an image's own Debian packages (if any), Node.js. The layers a node already
- * holds for one image it then holds for all.
+ * nonroot account, an image's own Debian packages (if any, a layer per section, in the order
+ * given), Node.js. The layers a node already holds for one image it then holds for all.
  */
 function baseLayers(inputs: ImageInputs): Layer[] {
   const libraries = layerOf(inputs.debian);
@@ -132,16 +139,16 @@ function baseLayers(inputs: ImageInputs): Layer[] {
         { path: "/dev" },
       ],
     },
-    ...(inputs.ownPackages.length > 0 ? [layerOf(inputs.ownPackages)] : []),
+    ...inputs.ownPackages.map(layerOf),
     layerOf(inputs.node),
   ];
 }
 
-/** Which section of image/sources.yaml lists the Debian packages only this image takes. */
-export type OwnPackages = "evidence";
+/** A section of image/sources.yaml that lists Debian packages only some images take. */
+export type OwnPackages = "evidence" | "shell";
 
 /** Downloads (once) and reads every pinned source. */
-export async function fetchImageInputs(options: { sources?: ImageSources; cacheDir?: string; bundle: Buffer; runtime: ShippedRuntime; ownPackages?: OwnPackages }): Promise<ImageInputs> {
+export async function fetchImageInputs(options: { sources?: ImageSources; cacheDir?: string; bundle: Buffer; runtime: ShippedRuntime; ownPackages?: readonly OwnPackages[] }): Promise<ImageInputs> {
   const sources = options.sources ?? imageSources();
   const cache = options.cacheDir ?? DEFAULT_CACHE;
   const fetchOne = (p: { package: string; version: string; url: string; sha256: string }) =>
@@ -157,7 +164,7 @@ export async function fetchImageInputs(options: { sources?: ImageSources; cacheD
       )
     ).flat();
 
-  const [debian, ownPackages] = await Promise.all([filesOf(sources.debian), options.ownPackages ? filesOf(sources[options.ownPackages].debian) : []]);
+  const [debian, ownPackages] = await Promise.all([filesOf(sources.debian), Promise.all((options.ownPackages ?? []).map((section) => filesOf(sources[section].debian)))]);
   const { path: nodePath } = await fetchOne(sources.node);
   const nodeWhat = `${sources.node.package} ${sources.node.version} (${nodePath})`;
   const nodeFiles = await tarEntries(gunzipSync(readFileSync(nodePath)), Object.keys(sources.node.files).map((p) => `/${p}`), nodeWhat);
@@ -172,8 +179,8 @@ export interface FunctionImageOptions {
   bundlePath?: string;
   cacheDir?: string;
   dockerfile?: string;
-  /** The Debian packages this image takes besides the function image's, if any. */
-  ownPackages?: OwnPackages;
+  /** The sections of Debian packages this image takes besides the function image's, if any, each a layer. */
+  ownPackages?: readonly OwnPackages[];
 }
 
 export async function buildFunctionImage(options: FunctionImageOptions): Promise<BuiltImage> {
@@ -209,7 +216,7 @@ export function defaultGateImageName(version = packageVersion()): string {
 export const EVIDENCE = { dockerfile: join(REPO, "package/evidence/Dockerfile"), bundlePath: join(REPO, "dist/evidence.mjs"), bundleScript: "bundle:evidence" };
 
 export function buildEvidenceImage(options: Omit<FunctionImageOptions, "bundlePath" | "dockerfile" | "ownPackages">): Promise<BuiltImage> {
-  return buildFunctionImage({ ...options, bundlePath: EVIDENCE.bundlePath, dockerfile: EVIDENCE.dockerfile, ownPackages: "evidence" });
+  return buildFunctionImage({ ...options, bundlePath: EVIDENCE.bundlePath, dockerfile: EVIDENCE.dockerfile, ownPackages: ["evidence"] });
 }
 
 export function defaultEvidenceImageName(version = packageVersion()): string {
@@ -218,10 +225,12 @@ export function defaultEvidenceImageName(version = packageVersion()): string {
 
 /**
  * A reference runtime's image (npm run image -- --runtime opencode|codex): the evidence image's
- * libraries, git and Node.js (agents read the checkout's history with git), the agent's own
- * binaries from its npm package in a layer of their own, and the runtime's entrypoint
- * (functions/runtimes/<agent>/main.ts, bundled) that maps the runtime contract to the agent.
- * No shell and no toolchain: an operator whose repositories need one builds on this image.
+ * libraries, git and Node.js (agents read the checkout's history with git), a shell in a layer
+ * after git's (sources.yaml shell: bash, dash as /bin/sh, coreutils, grep, sed, findutils,
+ * diffutils; the agents run their commands through bash), the agent's own binaries from its npm
+ * package in a layer of their own, and the runtime's entrypoint (functions/runtimes/<agent>/
+ * main.ts, bundled) that maps the runtime contract to the agent. No toolchain (no compiler, no
+ * npm, Node.js not on PATH): an operator whose repositories need one builds on this image.
  */
 export async function buildRuntimeImage(options: { agent: RuntimeAgent; name: string; version?: string; cacheDir?: string; bundlePath?: string }): Promise<BuiltImage> {
   const bundlePath = options.bundlePath ?? runtimeBundle(options.agent).bundlePath;
@@ -230,7 +239,7 @@ export async function buildRuntimeImage(options: { agent: RuntimeAgent; name: st
   const cache = options.cacheDir ?? DEFAULT_CACHE;
   // The entrypoint's runtime settings are Berth's, not a Dockerfile's: nothing else builds this image.
   const runtime: ShippedRuntime = { entrypoint: [], workdir: RUNTIME_APP_DIR, port: 0, user: `${NONROOT}:${NONROOT}` };
-  const inputs = await fetchImageInputs({ sources, cacheDir: cache, bundle: readFileSync(bundlePath), runtime, ownPackages: "evidence" });
+  const inputs = await fetchImageInputs({ sources, cacheDir: cache, bundle: readFileSync(bundlePath), runtime, ownPackages: ["evidence", "shell"] });
   const agent = sources.runtimes[options.agent];
   const { path } = await fetchPinned({ url: agent.url, sha256: agent.sha256, path: join(cache, "downloads", agent.url.split("/").pop()!), describe: `${agent.package} ${agent.version} (image/sources.yaml)` });
   const what = `${agent.package} ${agent.version} (${path})`;

@@ -13,6 +13,8 @@ export interface Invocation {
   files: { path: string; content: string }[];
   argv: string[];
   env: Record<string, string>;
+  /** What the agent reads on its standard input; without it, none (an agent waiting on a terminal would wait for ever). */
+  stdin?: string;
 }
 
 /** The reference runtimes' exit codes: 0 is the run's success; any other fails it (the contract). */
@@ -43,10 +45,17 @@ export interface RunIO {
 
 const POD_LOG: RunIO = { log: (line) => process.stderr.write(`${line}\n`), echo: true };
 
-/** Runs a child to its end, its output passed through (and, when `keep` is given, its first bytes kept). */
-function runChild(argv: string[], options: { cwd: string; env: NodeJS.ProcessEnv; echo: boolean; keep?: number }): Promise<{ code: number | null; output: string }> {
+/**
+ * Runs a child to its end, its output passed through (and, when `keep` is given, its first bytes
+ * kept). Its PWD is its working directory: Bun-built agents (OpenCode) take their project from
+ * PWD, and one inherited from a shell that started the entrypoint elsewhere would be wrong.
+ */
+function runChild(argv: string[], options: { cwd: string; env: NodeJS.ProcessEnv; echo: boolean; keep?: number; stdin?: string }): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(argv[0]!, argv.slice(1), { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(argv[0]!, argv.slice(1), { cwd: options.cwd, env: options.env, stdio: [options.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"] });
+    // An agent that exits before reading it all must not fail the run with EPIPE.
+    child.stdin?.on("error", () => {});
+    child.stdin?.end(options.stdin);
     const kept: Buffer[] = [];
     let keptBytes = 0;
     const take = (chunk: Buffer, to: NodeJS.WriteStream) => {
@@ -55,8 +64,8 @@ function runChild(argv: string[], options: { cwd: string; env: NodeJS.ProcessEnv
       kept.push(chunk.subarray(0, options.keep - keptBytes));
       keptBytes += Math.min(chunk.length, options.keep - keptBytes);
     };
-    child.stdout.on("data", (c: Buffer) => take(c, process.stdout));
-    child.stderr.on("data", (c: Buffer) => take(c, process.stderr));
+    child.stdout!.on("data", (c: Buffer) => take(c, process.stdout));
+    child.stderr!.on("data", (c: Buffer) => take(c, process.stderr));
     // The pod's end (SIGTERM) reaches the agent, which may still save its session.
     const forward = (signal: NodeJS.Signals) => child.kill(signal);
     process.on("SIGTERM", forward).on("SIGINT", forward);
@@ -81,11 +90,11 @@ export async function runAgent(inputs: RuntimeInputs, invocation: Invocation, io
     writeFileSync(file.path, file.content, { mode: 0o600 });
   }
   log(`berth-runtime: running ${invocation.argv[0]} in ${inputs.checkoutDir}`);
-  const agent = await runChild(invocation.argv, { cwd: inputs.checkoutDir, env: { ...process.env, ...invocation.env }, echo });
+  const agent = await runChild(invocation.argv, { cwd: inputs.checkoutDir, env: { ...process.env, ...invocation.env, PWD: inputs.checkoutDir }, echo, ...(invocation.stdin !== undefined ? { stdin: invocation.stdin } : {}) });
   log(`berth-runtime: the agent exited ${agent.code === null ? "on a signal" : `with ${agent.code}`}`);
   let verification: RunOutcome["verification"];
   if (inputs.verificationCommand) {
-    const ran = await runChild(inputs.verificationCommand, { cwd: inputs.checkoutDir, env: process.env, echo, keep: VERIFICATION_OUTPUT_BYTES }).catch((e: Error) => ({ code: 127, output: `${e.message}\n` }));
+    const ran = await runChild(inputs.verificationCommand, { cwd: inputs.checkoutDir, env: { ...process.env, PWD: inputs.checkoutDir }, echo, keep: VERIFICATION_OUTPUT_BYTES }).catch((e: Error) => ({ code: 127, output: `${e.message}\n` }));
     verification = { exitCode: ran.code ?? 128, output: ran.output };
     log(`berth-runtime: the verification exited with ${verification.exitCode}`);
     if (inputs.verificationResult) {

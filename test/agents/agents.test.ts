@@ -7,7 +7,7 @@
 // through the gate, call an undeclared one, and finish; the verification then runs and reports.
 // Everything listens on 127.0.0.1.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -31,6 +31,8 @@ const BEFORE = "hello, world\n";
 const AFTER = "hello, berth\n";
 const TASK = `Change the greeting in ${FILE} to greet berth, then ask the docs server to echo "berth-probe".`;
 const PROBE = "berth-probe";
+/** A command of the image's shell userland, whose output the model must get back. */
+const SHELL_COMMAND = `cat ${FILE} | tr a-z A-Z`;
 const MODEL = "berth-scripted";
 const API_KEY = "sk-berth-test-key";
 /** The MCP server's name in the document; its gate offers only echo. */
@@ -44,6 +46,8 @@ const UNDECLARED_ANSWER = "The sum of 2 and 3 is 5";
 interface AgentTools {
   /** The edit of FILE, with the agent's own editing tool. */
   edit(): ModelToolCall;
+  /** A command the agent runs with its shell tool. */
+  shell(command: string): ModelToolCall;
   /** A call of an MCP server's tool, as the agent names it to the model. */
   mcp(server: string, tool: string, args: Record<string, unknown>): ModelToolCall;
   /** A request that is not the task's conversation (OpenCode asks for a session title first). */
@@ -53,6 +57,7 @@ interface AgentTools {
 const TOOLS: Record<RuntimeAgent, AgentTools> = {
   opencode: {
     edit: () => ({ name: "edit", arguments: { filePath: join(RUNTIME_PATHS.checkout, FILE), oldString: "hello, world", newString: "hello, berth" } }),
+    shell: (command) => ({ name: "bash", arguments: { command, description: "Show the greeting" } }),
     mcp: (server, tool, args) => ({ name: `${server}_${tool}`, arguments: args }),
     aside: (req) => req.tools.length === 0,
   },
@@ -60,21 +65,30 @@ const TOOLS: Record<RuntimeAgent, AgentTools> = {
     // A model Codex does not know gets no apply_patch tool; Codex runs apply_patch given to its
     // exec_command itself, without a shell.
     edit: () => ({ name: "exec_command", arguments: { cmd: `apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: ${FILE}\n@@\n-hello, world\n+hello, berth\n*** End Patch\nEOF\n` } }),
+    shell: (command) => ({ name: "exec_command", arguments: { cmd: command } }),
     mcp: (server, tool, args) => ({ namespace: `mcp__${server.replaceAll("-", "_")}`, name: tool.replaceAll("-", "_"), arguments: args }),
     aside: () => false,
   },
 };
 
-/** The task's conversation, one step per tool result so far: edit, declared tool, undeclared tool, done. */
+/** The task's conversation, one step per tool result so far: edit, a command, declared tool, undeclared tool, done. */
 function script(tools: AgentTools): (req: ModelRequest) => ModelReply {
   return (req) => {
     if (tools.aside(req)) return { text: "Greeting for berth" };
     const step = toolResults(req).length;
     if (step === 0) return { toolCalls: [tools.edit()] };
-    if (step === 1) return { toolCalls: [tools.mcp(SERVER, DECLARED, { message: PROBE })] };
-    if (step === 2) return { toolCalls: [tools.mcp(SERVER, UNDECLARED, { a: 2, b: 3 })] };
+    if (step === 1) return { toolCalls: [tools.shell(SHELL_COMMAND)] };
+    if (step === 2) return { toolCalls: [tools.mcp(SERVER, DECLARED, { message: PROBE })] };
+    if (step === 3) return { toolCalls: [tools.mcp(SERVER, UNDECLARED, { a: 2, b: 3 })] };
     return { text: "Done: the greeting now says hello to berth." };
   };
+}
+
+/** The last lines of every log the agent kept on the volume: what a failed run is read from. */
+function agentLogs(dir: string): string {
+  if (!existsSync(dir)) return `(no ${dir})`;
+  const logs = (readdirSync(dir, { recursive: true }) as string[]).filter((f) => f.endsWith(".log"));
+  return logs.map((f) => `== ${f}\n${readFileSync(join(dir, f), "utf8").split("\n").slice(-40).join("\n")}`).join("\n");
 }
 
 /** A git repository with one commit, as the checkout leaves it in /workspace/src. */
@@ -153,7 +167,7 @@ describe.skipIf(!isRoot).each(RUNTIME_AGENTS.map((agent) => [agent]))("runtime-%
   const lastResults = () => toolResults(conversation().at(-1)!);
 
   it("exits 0: the agent finished and the verification passed", () => {
-    expect(run.exitCode, `${run.stderr}\n${run.stdout}`).toBe(EXIT.succeeded);
+    expect(run.exitCode, `${run.stderr}\n${run.stdout}\n${agentLogs(join(workspace, ".berth", agent))}`).toBe(EXIT.succeeded);
   });
 
   it("was told the task, by the model it was given, with the inference credential as its bearer token, and called nothing but the model's API", () => {
@@ -170,14 +184,18 @@ describe.skipIf(!isRoot).each(RUNTIME_AGENTS.map((agent) => [agent]))("runtime-%
     expect(result.exitCode).toBe(0);
   });
 
+  it("ran a command with its shell tool, in the checkout, and the model got its output", () => {
+    expect(lastResults()[1]?.text).toContain(AFTER.trim().toUpperCase());
+  });
+
   it("called the declared MCP tool through the gate, and the model got its answer", () => {
     expect(everything.messages.filter((m) => m.method === "tools/call").map((m) => m.params?.name)).toContain(DECLARED);
-    expect(lastResults()[1]?.text).toContain(`Echo: ${PROBE}`);
+    expect(lastResults()[2]?.text).toContain(`Echo: ${PROBE}`);
   });
 
   it("negative control: the undeclared tool never reached the server, and the model was told it is not there", () => {
     expect(everything.messages.filter((m) => m.method === "tools/call").map((m) => m.params?.name)).not.toContain(UNDECLARED);
-    const refused = lastResults()[2]!;
+    const refused = lastResults()[3]!;
     expect(refused.text).not.toContain(UNDECLARED_ANSWER);
     console.log(`runtime-${agent}: the undeclared call's result, as the model saw it: ${JSON.stringify(refused.text.slice(0, 300))}`);
   });

@@ -38,8 +38,11 @@ export function runInBox(options: { rootfs: string; workspace: string; entrypoin
     `mount --bind ${q(workspace)} ${q(join(r, RUNTIME_PATHS.workspace))}`,
     `mount -t tmpfs -o size=1g,mode=1777 tmpfs ${q(join(r, RUNTIME_PATHS.tmp))}`,
     `mount -t tmpfs -o size=1g,mode=700,uid=${WORKLOAD_USER},gid=${WORKLOAD_USER} tmpfs ${q(join(r, RUNTIME_PATHS.home))}`,
+    // The /dev runc gives a container: its devices, the links to /proc/self/fd, a /dev/shm.
     `mount -t tmpfs -o size=1m,mode=755 tmpfs ${q(join(r, "dev"))}`,
-    ...["null c 1 3", "zero c 1 5", "random c 1 8", "urandom c 1 9"].map((d) => `mknod -m 666 ${q(join(r, "dev", d.split(" ")[0]!))} ${d.split(" ").slice(1).join(" ")}`),
+    ...["null c 1 3", "zero c 1 5", "full c 1 7", "random c 1 8", "urandom c 1 9", "tty c 5 0"].map((d) => `mknod -m 666 ${q(join(r, "dev", d.split(" ")[0]!))} ${d.split(" ").slice(1).join(" ")}`),
+    ...[["fd", "/proc/self/fd"], ["stdin", "/proc/self/fd/0"], ["stdout", "/proc/self/fd/1"], ["stderr", "/proc/self/fd/2"]].map(([name, target]) => `ln -s ${target} ${q(join(r, "dev", name!))}`),
+    `mkdir ${q(join(r, "dev/shm"))} && mount -t tmpfs -o size=64m,mode=1777 tmpfs ${q(join(r, "dev/shm"))}`,
     `mount -t proc proc ${q(join(r, "proc"))}`,
     `exec unshare --root=${q(r)} --wd=${RUNTIME_PATHS.checkout} --setuid=${WORKLOAD_USER} --setgid=${WORKLOAD_USER} ${options.entrypoint.map(q).join(" ")}`,
   ].join("\n");

@@ -57,7 +57,8 @@ interface Pins {
   env: Map<string, string>;
   upstream: UpstreamSource[];
   engines: string;
-  imageNode: string;
+  /** image/sources.yaml's versions by section: `node`, `runtimes.<agent>`. */
+  image: Map<string, string>;
 }
 
 /** What differs between the table and the pins, one line each; empty when they agree. */
@@ -89,12 +90,19 @@ function differences(rows: Row[], pins: Pins): string[] {
       if (pins.engines !== `>=${row.version}`) out.push(`${at}, package.json's engines.node is ${pins.engines}`);
     }
     if (row.pins.includes("image/sources.yaml")) {
-      checked = true;
-      if (pins.imageNode !== row.version) out.push(`${at}, image/sources.yaml's node is ${pins.imageNode}`);
+      // The section of image/sources.yaml the row names: `node`, or `runtimes.<agent>`.
+      for (const section of row.pins.filter((p) => pins.image.has(p) || p.startsWith("runtimes."))) {
+        checked = true;
+        covered.add(`image/sources.yaml ${section}`);
+        const pinned = pins.image.get(section);
+        if (pinned === undefined) out.push(`${at}, but image/sources.yaml has no ${section}`);
+        else if (pinned !== row.version) out.push(`${at}, image/sources.yaml's ${section} is ${pinned}`);
+      }
     }
     if (!checked) out.push(`${row.component}: names no pin this test reads`);
   }
   for (const key of pins.env.keys()) if (key.endsWith("_VERSION") && !covered.has(key)) out.push(`versions.env ${key}=${pins.env.get(key)} has no row`);
+  for (const [section, version] of pins.image) if (!covered.has(`image/sources.yaml ${section}`)) out.push(`image/sources.yaml's ${section} ${version} has no row`);
   for (const s of pins.upstream) {
     const name = s.module ?? s.repository!;
     if (!rows.some((r) => r.pinnedIn.includes("upstream-crds.yaml") && r.pins.includes(name))) out.push(`test/upstream-crds.yaml's ${name} has no row`);
@@ -102,12 +110,16 @@ function differences(rows: Row[], pins: Pins): string[] {
   return out;
 }
 
+function imageVersions(sources: { node: { version: string }; runtimes: Record<string, { version: string }> }): Map<string, string> {
+  return new Map([["node", sources.node.version], ...Object.entries(sources.runtimes).map(([agent, s]) => [`runtimes.${agent}`, s.version] as [string, string])]);
+}
+
 function pinsNow(): Pins {
   return {
     env: versionsEnv(read("test/conformance/controlplane/versions.env")),
     upstream: (parse(read("test/upstream-crds.yaml")) as { sources: UpstreamSource[] }).sources,
     engines: (JSON.parse(read("package.json")) as { engines: { node: string } }).engines.node,
-    imageNode: (parse(read("image/sources.yaml")) as { node: { version: string } }).node.version,
+    image: imageVersions(parse(read("image/sources.yaml")) as { node: { version: string }; runtimes: Record<string, { version: string }> }),
   };
 }
 
@@ -124,7 +136,7 @@ describe("docs/compatibility.md", () => {
       env: new Map([["CROSSPLANE_VERSION", "2.4.0"], ["ETCD_VERSION", "3.6.16"]]),
       upstream: [{ module: "sigs.k8s.io/agent-sandbox", version: "v1.0.1" }, { repository: "agent-substrate/substrate", commit: "abc" }],
       engines: ">=20",
-      imageNode: "22.23.5",
+      image: new Map([["node", "22.23.5"], ["runtimes.codex", "0.169.0-linux-x64"]]),
     };
     const row = (component: string, version: string, pinnedIn: string, ...spans: string[]): Row => ({ component, version, pinnedIn, pins: spans });
     const good = [
@@ -134,6 +146,7 @@ describe("docs/compatibility.md", () => {
       row("Substrate CRDs", "abc", "`test/upstream-crds.yaml` `agent-substrate/substrate`", "test/upstream-crds.yaml", "agent-substrate/substrate"),
       row("Node.js", "20", "`package.json` `engines`", "package.json", "engines"),
       row("Node.js, image", "22.23.5", "`image/sources.yaml` `node`", "image/sources.yaml", "node"),
+      row("Codex CLI", "0.169.0-linux-x64", "`image/sources.yaml` `runtimes.codex`", "image/sources.yaml", "runtimes.codex"),
     ];
     expect(differences(good, pins)).toEqual([]);
     expect(differences([{ ...good[0]!, version: "2.2.0" }, ...good.slice(1)], pins)).toEqual(["Crossplane: the table says 2.2.0, versions.env CROSSPLANE_VERSION=2.4.0"]);
@@ -143,6 +156,11 @@ describe("docs/compatibility.md", () => {
     ]);
     expect(differences([...good.slice(0, 3), ...good.slice(4)], pins)).toEqual(["test/upstream-crds.yaml's agent-substrate/substrate has no row"]);
     expect(differences([...good, row("kind", "0.30", "nowhere")], pins)).toEqual(["kind: names no pin this test reads"]);
-    expect(differences([...good.slice(0, 4), { ...good[4]!, version: "18" }, good[5]!], pins)).toEqual(["Node.js: the table says 18, package.json's engines.node is >=20"]);
+    expect(differences([...good.slice(0, 4), { ...good[4]!, version: "18" }, ...good.slice(5)], pins)).toEqual(["Node.js: the table says 18, package.json's engines.node is >=20"]);
+    expect(differences([...good.slice(0, 6), { ...good[6]!, version: "0.168.0" }], pins)).toEqual(["Codex CLI: the table says 0.168.0, image/sources.yaml's runtimes.codex is 0.169.0-linux-x64"]);
+    expect(differences(good.slice(0, 6), pins)).toEqual(["image/sources.yaml's runtimes.codex 0.169.0-linux-x64 has no row"]);
+    expect(differences([...good, row("OpenCode", "1.18.33", "`image/sources.yaml` `runtimes.opencode`", "image/sources.yaml", "runtimes.opencode")], pins)).toEqual([
+      "OpenCode: the table says 1.18.33, but image/sources.yaml has no runtimes.opencode",
+    ]);
   });
 });

@@ -85,7 +85,7 @@ describe("the function image", () => {
   it("puts an image's own packages in a layer of their own after the libraries, the function image's layers around it unchanged", async () => {
     const plain = await pathsOf(functionImageSpec("berth.local/evidence:test", inputs(), "1.2.3"));
     const git = [file("/usr/bin/git", "git", 0o755), { path: "/lib/x86_64-linux-gnu/libz.so.1", mode: 0o777, type: "symlink" as const, target: "libz.so.1.2.13" }];
-    const withGit = await pathsOf(functionImageSpec("berth.local/evidence:test", inputs({ ownPackages: git }), "1.2.3"));
+    const withGit = await pathsOf(functionImageSpec("berth.local/evidence:test", inputs({ ownPackages: [git] }), "1.2.3"));
     expect(withGit.all.filter((e) => e.layer === 1 && e.type !== "directory")).toEqual([
       { layer: 1, name: "/lib/x86_64-linux-gnu/libz.so.1", type: "symlink", mode: 0o777, uid: 0 },
       { layer: 1, name: "/usr/bin/git", type: "file", mode: 0o755, uid: 0 },
@@ -114,6 +114,7 @@ describe("image/sources.yaml", () => {
     expect(sources.node.version).toMatch(/^22\./);
     expect(sources.debian.map((d) => d.package)).toEqual(["libc6", "libstdc++6", "libgcc-s1", "gcc-12-base"]);
     expect(sources.evidence.debian.map((d) => `${d.package} ${d.version}`)).toEqual(["git 1:2.39.5-0+deb12u3", "libpcre2-8-0 10.42-1+deb12u2", "zlib1g 1:1.2.13.dfsg-1+deb12u1"]);
+    expect(sources.shell.debian.map((d) => d.package)).toEqual(["bash", "dash", "coreutils", "grep", "sed", "findutils", "diffutils", "libtinfo6", "libselinux1", "libacl1", "libattr1", "libgmp10"]);
   });
 
   it("and package/evidence/Dockerfile takes the same git: the same .debs by URL and sha256, the same files", () => {

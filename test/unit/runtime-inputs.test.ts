@@ -66,6 +66,15 @@ describe("runAgent: the agent, the verification, its result, the outcome", () =>
     expect(JSON.parse(readFileSync(inputs.verificationResult, "utf8"))).toEqual({ exitCode: 0, output: "{}!" });
   });
 
+  it("gives the agent its stdin when the invocation has one, and none otherwise", async () => {
+    const { dir, inputs } = setUp();
+    const echo = `require('fs').writeFileSync('stdin.txt', require('fs').readFileSync(0, 'utf8'))`;
+    await runAgent(inputs, { files: [], argv: [node, "-e", echo], env: {}, stdin: 'Fix "it".\n\t42' }, quiet);
+    expect(readFileSync(join(dir, "stdin.txt"), "utf8")).toBe('Fix "it".\n\t42');
+    await runAgent(inputs, { files: [], argv: [node, "-e", echo], env: {} }, quiet);
+    expect(readFileSync(join(dir, "stdin.txt"), "utf8")).toBe("");
+  });
+
   it.each([
     ["the agent fails: agentFailed, the verification still reported", "process.exit(4)", "process.exit(0)", EXIT.agentFailed, 0],
     ["the verification fails: verificationFailed", "process.exit(0)", "process.exit(5)", EXIT.verificationFailed, 5],
