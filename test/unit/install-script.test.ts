@@ -10,6 +10,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
+import { tempDirs } from "../support/temp.js";
+
+const tempDir = tempDirs();
 
 const SCRIPT = "install/install.sh";
 const CROSSPLANE_VERSION = /^CROSSPLANE_VERSION=(\S+)$/m.exec(readFileSync("test/conformance/controlplane/versions.env", "utf8"))![1]!;
@@ -165,7 +168,7 @@ describe("install/install.sh with Crossplane already installed", () => {
   });
 
   it("with REGISTRY_CA_FILE, stops when Crossplane trusts no CA bundle, naming the ConfigMap and the values to add", () => {
-    const ca = join(tmpdir(), "berth-test-ca.pem");
+    const ca = join(tempDir("berth-install-ca-"), "ca.pem");
     writeFileSync(ca, "-----BEGIN CERTIFICATE-----\n");
     const r = install({ crossplane: RIGHT, env: { ...GROUP, REGISTRY_CA_FILE: ca } });
     expect(r.code).toBe(1);
