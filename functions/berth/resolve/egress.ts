@@ -222,12 +222,15 @@ function inferenceEndpoint(request: CapabilityRequest, destination: Destination,
       message: `${request.field}.destination: reviewed destination "${destination.name}" of WorkspaceProfile "${profile}" must list hosts or be one address (a /32 or /128 cidr) for the runtime to be told where its model service answers`,
     };
   }
-  const { api, scheme, path } = destination.inference;
-  return { url: `${scheme}://${host}:${port}${path}`, api };
+  return { url: endpointUrl(destination.inference, host, port), api: destination.inference.api };
 }
 
 /** The MCP endpoint behind a reviewed destination, as the gate dials it. */
 function mcpUrl(destination: Destination, host: string, port: number): string {
-  const { scheme, path } = destination.mcp ?? { scheme: "http", path: "/mcp" };
+  return endpointUrl(destination.mcp ?? { scheme: "http", path: "/mcp" }, host, port);
+}
+
+/** An HTTP service's URL from a destination's host and port and its endpoint's scheme and path. */
+function endpointUrl({ scheme, path }: { scheme: string; path: string }, host: string, port: number): string {
   return `${scheme}://${host}:${port}${path}`;
 }

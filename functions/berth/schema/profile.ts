@@ -2,6 +2,16 @@ import { z } from "zod";
 import { cidr, dnsLabel, dnsSubdomain, image, ip, port, protocol, text } from "./fields.js";
 import { positiveQuantity } from "./quantity.js";
 
+/** Where an HTTP service behind a destination answers, on the host and port the destination gives: its scheme and path. */
+const httpEndpoint = (defaultPath: string) => ({
+  scheme: z.enum(["http", "https"]).default("http"),
+  path: z
+    .string()
+    .max(256)
+    .regex(/^\/[A-Za-z0-9._~\/-]*$/, "must be an absolute URL path")
+    .default(defaultPath),
+});
+
 /**
  * A reviewed egress destination. Workspaces name destinations; only the profile says where
  * they lead, so a workspace document stays cluster-agnostic and cannot widen its own egress.
@@ -31,14 +41,7 @@ export const destinationSchema = z
         "The host names this destination answers for. A DeveloperWorkspace with a git credential checks out only from a host of its git destination, since the checkout presents the credential to it (a Service destination answers for <name>.<namespace>.svc and <name>.<namespace>.svc.cluster.local without listing them). The evidence export sends the registry credential to a token service only on the registry's own host or one of these.",
       ),
     mcp: z
-      .strictObject({
-        scheme: z.enum(["http", "https"]).default("http"),
-        path: z
-          .string()
-          .max(256)
-          .regex(/^\/[A-Za-z0-9._~\/-]*$/, "must be an absolute URL path")
-          .default("/mcp"),
-      })
+      .strictObject(httpEndpoint("/mcp"))
       .optional()
       .describe(
         "Where the MCP server behind this destination answers (Streamable HTTP), for the MCP gate that enforces declared tools: the Service's first port, or the one address and first port of cidrs. Defaults to http and /mcp.",
@@ -46,12 +49,7 @@ export const destinationSchema = z
     inference: z
       .strictObject({
         api: z.enum(["openai"]).default("openai").describe("The API the model service speaks: `openai`, OpenAI's (chat completions and responses)."),
-        scheme: z.enum(["http", "https"]).default("http"),
-        path: z
-          .string()
-          .max(256)
-          .regex(/^\/[A-Za-z0-9._~\/-]*$/, "must be an absolute URL path")
-          .default("/v1"),
+        ...httpEndpoint("/v1"),
       })
       .optional()
       .describe(
